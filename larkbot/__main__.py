@@ -1,0 +1,7 @@
+"""`python -m larkbot`."""
+
+import sys
+
+from larkbot.cli import main
+
+sys.exit(main())

@@ -1,0 +1,347 @@
+"""Typed configuration: YAML with ${VAR} expansion, defaults for every key, errors naming the key."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from larkbot.errors import ConfigError
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are mistakes, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerConfig(Section):
+    """`server:` where `serve` listens."""
+
+    host: str = "0.0.0.0"
+    port: int = Field(8080, ge=0, le=65535)
+    drain_seconds: float = Field(30.0, gt=0)
+
+
+class LarkConfig(Section):
+    """`lark:` the Lark/Feishu app and how the bot behaves in chats."""
+
+    app_id: str = ""
+    app_secret: SecretStr = SecretStr("")
+    verification_token: SecretStr = SecretStr("")
+    encrypt_key: SecretStr = SecretStr("")
+    domain: str = "https://open.feishu.cn"
+    mode: Literal["webhook", "websocket"] = "webhook"
+    group_policy: Literal["mention", "all"] = "mention"
+    answer_at_all: bool = False
+    streaming: bool = True
+    stream_updates_per_second: float = Field(2.0, gt=0, le=10)
+    max_concurrent_turns: int = Field(16, ge=1)
+    turn_timeout_seconds: float = Field(600.0, gt=0)
+    approval_timeout_seconds: float = Field(300.0, gt=0)
+    replay_window_seconds: int = Field(300, ge=1)
+
+    @property
+    def configured(self) -> bool:
+        """True when the app credentials are present."""
+        return bool(self.app_id and self.app_secret.get_secret_value())
+
+
+class OwnerConfig(Section):
+    """`owner:` who may cause side effects, and which private-data tools are shared."""
+
+    open_ids: list[str] = Field(default_factory=list)
+    share: dict[str, Literal["everyone"] | list[str]] = Field(default_factory=dict)
+
+
+class LLMConfig(Section):
+    """`llm:` any OpenAI-compatible Chat Completions endpoint."""
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key: SecretStr = SecretStr("")
+    model: str = "gpt-4o-mini"
+    timeout_seconds: float = Field(120.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+    stream: bool = True
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+class StorageConfig(Section):
+    """`storage:` the database and the optional Redis for several replicas."""
+
+    url: str = "sqlite:///${LARKBOT_HOME}/larkbot.db"
+    redis_url: str = ""
+
+
+class WebSearchConfig(Section):
+    """`tools.web_search:` provider and its credentials."""
+
+    provider: Literal["duckduckgo", "tavily", "searxng"] = "duckduckgo"
+    api_key: SecretStr = SecretStr("")
+    base_url: str = ""
+    timeout_seconds: float = Field(15.0, gt=0)
+
+
+class WebFetchConfig(Section):
+    """`tools.web_fetch:` limits and the SSRF switch."""
+
+    allow_private_networks: bool = False
+    timeout_seconds: float = Field(20.0, gt=0)
+    max_bytes: int = Field(5 * 1024 * 1024, gt=0)
+    max_redirects: int = Field(5, ge=0, le=20)
+
+
+class ShellConfig(Section):
+    """`tools.shell:` limits of the shell tool."""
+
+    max_timeout_seconds: float = Field(600.0, gt=0)
+
+
+class LarkCliConfig(Section):
+    """`tools.lark_cli:` the official lark-cli binary wrapped by the Lark tools."""
+
+    binary: str = "lark-cli"
+    timeout_seconds: float = Field(30.0, gt=0)
+
+
+class ToolsConfig(Section):
+    """`tools:` per-tool settings; re-read when the file changes."""
+
+    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
+    web_fetch: WebFetchConfig = Field(default_factory=WebFetchConfig)
+    shell: ShellConfig = Field(default_factory=ShellConfig)
+    lark_cli: LarkCliConfig = Field(default_factory=LarkCliConfig)
+    timeout_seconds: float = Field(120.0, gt=0)
+    disabled: list[str] = Field(default_factory=list)
+
+
+class McpServerConfig(Section):
+    """One MCP server: stdio (`command`, `args`, `env`) or streamable HTTP (`url`, `headers`)."""
+
+    command: list[str] | str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_seconds: float = Field(60.0, gt=0)
+    read_only: bool = False
+
+
+class McpConfig(Section):
+    """`mcp:` MCP servers whose tools are registered at start."""
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+
+class AgentConfig(Section):
+    """`agent:` the loop's budgets."""
+
+    max_steps: int = Field(12, ge=1, le=100)
+    fast_path: bool = False
+    history_max_chars: int = Field(60_000, ge=1000)
+    system_prompt_extra: str = ""
+
+
+class SchedulerConfig(Section):
+    """`scheduler:` timezone and misfire policy of scheduled tasks."""
+
+    enabled: bool = True
+    timezone: str = "Asia/Shanghai"
+    misfire_grace_seconds: int = Field(600, ge=1)
+
+
+class EmbeddingsConfig(Section):
+    """`knowledge.embeddings:` an OpenAI-compatible /embeddings endpoint."""
+
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    model: str = "text-embedding-3-small"
+    timeout_seconds: float = Field(10.0, gt=0)
+
+
+class KnowledgeConfig(Section):
+    """`knowledge:` where notes live and optional semantic ranking."""
+
+    dir: str = "${LARKBOT_HOME}/knowledge"
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
+
+
+class LoggingConfig(Section):
+    """`logging:` level and format (json for serve, console for chat by default)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class Settings(Section):
+    """The whole configuration file."""
+
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    lark: LarkConfig = Field(default_factory=LarkConfig)
+    owner: OwnerConfig = Field(default_factory=OwnerConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
+    source: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def secrets_dir(self) -> Path:
+        """Where `get_secret` and the secrets consent rule look."""
+        return self.home / ".secrets"
+
+    @property
+    def knowledge_dir(self) -> Path:
+        """The knowledge base directory, created on demand by its users."""
+        return Path(self.knowledge.dir).expanduser()
+
+
+def larkbot_home() -> Path:
+    """`$LARKBOT_HOME`, defaulting to `~/.larkbot`."""
+    return Path(os.environ.get("LARKBOT_HOME") or "~/.larkbot").expanduser()
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_env(value: Any, env: dict[str, str], path: str = "") -> Any:
+    """Expand `${VAR}` and `${VAR:-default}` in every string of a YAML tree."""
+    if isinstance(value, dict):
+        return {k: expand_env(v, env, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, env, f"{path}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in env and env[name] != "":
+            return env[name]
+        if default is not None:
+            return default
+        return ""
+
+    return _VAR.sub(sub, value)
+
+
+def resolve_config_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, bool]:
+    """The config file to read and whether the user named it (a named file must exist)."""
+    if explicit:
+        return Path(explicit).expanduser(), True
+    env = os.environ.get("LARKBOT_CONFIG")
+    if env:
+        return Path(env).expanduser(), True
+    return larkbot_home() / "config.yaml", False
+
+
+def _format_validation_error(err: ValidationError, source: Path | None) -> str:
+    lines = [f"Invalid configuration{f' in {source}' if source else ''}:"]
+    for e in err.errors()[:12]:
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        got = e.get("input")
+        shown = "" if isinstance(got, dict | list) or got is None else f" (got {got!r})"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key — check its spelling against config.example.yaml")
+        else:
+            lines.append(f"  {key}: {e['msg']}{shown}")
+    lines.append("Fix the key(s) above; config.example.yaml lists every key with its default.")
+    return "\n".join(lines)
+
+
+def parse_settings(raw: dict[str, Any], source: Path | None = None) -> Settings:
+    """Validate an already-loaded YAML mapping into Settings, expanding environment variables."""
+    home = larkbot_home()
+    env = dict(os.environ)
+    env.setdefault("LARKBOT_HOME", str(home))
+    if not env["LARKBOT_HOME"]:
+        env["LARKBOT_HOME"] = str(home)
+    data = expand_env(raw, env)
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_validation_error(err, source)) from None
+    settings.home = home
+    settings.source = source
+    settings.storage.url = expand_env(settings.storage.url, env)
+    settings.knowledge.dir = expand_env(settings.knowledge.dir, env)
+    return settings
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"Cannot read config file {path}: {err.strerror}") from None
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"Config file {path} is not valid YAML{where}: {err}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Config file {path} must be a mapping of sections (server:, lark:, …)")
+    return raw
+
+
+def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
+    """Load settings by the lookup order: --config, $LARKBOT_CONFIG, $LARKBOT_HOME/config.yaml."""
+    path, named = resolve_config_path(explicit)
+    if not path.exists():
+        if named:
+            raise ConfigError(
+                f"Config file {path} does not exist. "
+                "Copy config.example.yaml there, or drop --config/LARKBOT_CONFIG to use defaults."
+            )
+        return parse_settings({}, None)
+    return parse_settings(_read_yaml(path), path)
+
+
+class LiveSettings:
+    """Settings whose `tools:` section is re-read when the file changes (mtime, at most 1/s)."""
+
+    def __init__(self, settings: Settings, check_interval: float = 1.0) -> None:
+        self._settings = settings
+        self._interval = check_interval
+        self._checked = time.monotonic()
+        self._mtime = self._stat()
+
+    def _stat(self) -> float | None:
+        src = self._settings.source
+        try:
+            return src.stat().st_mtime if src else None
+        except OSError:
+            return None
+
+    def get(self) -> Settings:
+        """The current settings, refreshing `tools:` if the file changed since the last check."""
+        now = time.monotonic()
+        if self._settings.source is None or now - self._checked < self._interval:
+            return self._settings
+        self._checked = now
+        mtime = self._stat()
+        if mtime is not None and mtime != self._mtime:
+            self._mtime = mtime
+            try:
+                fresh = parse_settings(_read_yaml(self._settings.source), self._settings.source)
+            except ConfigError:
+                from larkbot.logs import get_logger
+
+                get_logger(__name__).warning("config_reload_failed", exc_info=True)
+                return self._settings
+            self._settings = self._settings.model_copy(update={"tools": fresh.tools})
+        return self._settings
+
+    def tools(self) -> ToolsConfig:
+        """Shortcut for `get().tools`."""
+        return self.get().tools

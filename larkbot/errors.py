@@ -1,0 +1,38 @@
+"""The small error hierarchy of larkbot."""
+
+from __future__ import annotations
+
+
+class LarkBotError(Exception):
+    """Base class of every error larkbot raises on purpose."""
+
+
+class ConfigError(LarkBotError):
+    """A configuration mistake; the message names the key and the fix."""
+
+
+class StorageError(LarkBotError):
+    """The database could not be reached or used."""
+
+
+class SignatureError(LarkBotError):
+    """A Lark request failed signature, token or timestamp verification."""
+
+
+class ProviderError(LarkBotError):
+    """The LLM endpoint failed in a way retries did not fix."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LarkAPIError(LarkBotError):
+    """The Lark Open Platform answered with a non-zero code."""
+
+    def __init__(self, code: int, msg: str, log_id: str = "", http_status: int = 200) -> None:
+        super().__init__(f"Lark API error {code}: {msg}" + (f" (log_id {log_id})" if log_id else ""))
+        self.code = code
+        self.msg = msg
+        self.log_id = log_id
+        self.http_status = http_status

@@ -1,0 +1,69 @@
+"""Events `Agent.stream_chat` yields; every interface (chat REPL, Lark) renders these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the answer text as the model streams it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """The loop is about to run a tool call (after consent)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call finished; `content` is what the model sees."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    elapsed: float
+
+
+@dataclass(frozen=True)
+class ConsentRequested:
+    """The loop is asking the consent provider before running a call."""
+
+    call_id: str
+    name: str
+    description: str
+    scope: str
+    always: bool
+
+
+@dataclass(frozen=True)
+class UiPayload:
+    """A structured UI payload from a tool (`ToolResult.ui`), e.g. {"lark_card": {...}}."""
+
+    ui: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """The turn's final answer text."""
+
+    text: str
+    ui: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """The turn failed; `message` is safe to show the user."""
+
+    message: str
+
+
+AgentEvent = TextDelta | ToolStarted | ToolFinished | ConsentRequested | UiPayload | FinalAnswer | ErrorEvent

@@ -1,0 +1,66 @@
+"""BaseTool, the one interface every tool implements, and ToolResult."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+ALL_INTERFACES: frozenset[str] = frozenset({"cli", "web", "lark"})
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced: text for the model, an error flag, an optional UI payload."""
+
+    content: str
+    is_error: bool = False
+    ui: dict[str, Any] | None = None
+
+
+class BaseTool(ABC):
+    """A tool the model can call. Subclass, set the attributes, implement `run`.
+
+    `side_effect` tools change the world (owner-only in Lark); `private_data` tools read the
+    owner's machine or data (owner-only in Lark unless `owner.share` opens them);
+    `no_compress` results reach the model verbatim; `interfaces` is the design doc's
+    registration table row; `fast_path` tools are advertised in the short fast-path prompt.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+    fast_path: bool = False
+    side_effect: bool = False
+    private_data: bool = False
+    no_compress: bool = False
+    interfaces: frozenset[str] = ALL_INTERFACES
+    timeout: float | None = None  # per-tool override of the executor's default
+    builtin: ClassVar[bool] = False
+
+    @abstractmethod
+    async def run(self, **kwargs: Any) -> str | ToolResult:
+        """Do the work; return text for the model (or a ToolResult with a UI payload)."""
+
+    def consent_check(self, **kwargs: Any) -> str | None:
+        """A sentence describing the action when it needs the user's consent, else None."""
+        return None
+
+    def consent_scope(self, **kwargs: Any) -> str:
+        """What a grant covers; a path scope also covers its subtree."""
+        return self.name
+
+    def consent_always(self, **kwargs: Any) -> bool:
+        """True for dangerous calls that must be asked every time and never remembered."""
+        return False
+
+    def openai_schema(self) -> dict[str, Any]:
+        """This tool in the OpenAI Chat Completions `tools` format."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
