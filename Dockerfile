@@ -1,0 +1,31 @@
+# larkbot: slim Python, non-root, rg and fd for the code-search tools, `larkbot serve`.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    LARKBOT_HOME=/data
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ripgrep fd-find ca-certificates tini \
+ && ln -s /usr/bin/fdfind /usr/local/bin/fd \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY larkbot ./larkbot
+COPY tools ./tools
+COPY cards ./cards
+RUN pip install --no-cache-dir .
+
+RUN useradd --create-home --uid 10001 larkbot \
+ && mkdir -p /data && chown larkbot:larkbot /data
+USER larkbot
+VOLUME ["/data"]
+EXPOSE 8080
+
+HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
+  CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=2).status == 200 else 1)"
+
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["larkbot", "serve"]

@@ -1,0 +1,1 @@
+"""Runnable benchmarks: `make bench` (or `python -m bench [name ...]`)."""

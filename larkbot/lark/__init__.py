@@ -1,0 +1,1 @@
+"""The Lark/Feishu channel: protocol, inbound normalisation, delivery and the serve pipeline."""

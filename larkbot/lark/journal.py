@@ -1,0 +1,208 @@
+"""The inbound journal: claim each message_id once, with a lease, so every turn runs exactly once.
+
+A claim is taken atomically before a turn starts and marked done once the reply is delivered.
+A claim that is not done and whose lease has expired (the process died mid-turn) can be taken
+again: by a redelivery of the same event, or by `reclaim_expired` at start/periodically — that
+is the crash-recovery path. Entries are kept for `retention` (>= 24 h) and then purged.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Protocol
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from larkbot.storage.db import Database, metadata
+
+DAY = 24 * 3600.0
+MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
+
+inbound = sa.Table(
+    "lark_inbound",
+    metadata,
+    sa.Column("message_id", sa.String(128), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),  # claimed | done | failed
+    sa.Column("owner", sa.String(64), nullable=False),
+    sa.Column("lease_until", sa.Float, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, default=1),
+    sa.Column("payload", sa.Text, nullable=False, default=""),
+    sa.Column("created_at", sa.Float, nullable=False, index=True),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+
+class InboundJournal(Protocol):
+    """Exactly-once bookkeeping of inbound messages (SQL or Redis behind one interface)."""
+
+    lease_seconds: float
+
+    async def init(self) -> None:
+        """Create storage; idempotent."""
+
+    async def claim(self, message_id: str, payload: str) -> bool:
+        """True when this replica now owns the message (new, or an expired unfinished claim)."""
+
+    async def renew(self, message_id: str) -> None:
+        """Extend the lease of a claim this replica holds (heartbeat of a long turn)."""
+
+    async def release(self, message_id: str) -> None:
+        """End the lease now (turn interrupted on shutdown) so recovery can retake it at once."""
+
+    async def done(self, message_id: str) -> None:
+        """The reply was delivered: redeliveries are dropped from now on."""
+
+    async def reclaim_expired(self, limit: int = 50) -> list[str]:
+        """Take over unfinished claims whose lease expired; returns their payloads."""
+
+    async def status(self, message_id: str) -> str | None:
+        """claimed | done | failed, or None when unknown."""
+
+    async def purge(self) -> int:
+        """Delete entries older than the retention; returns how many."""
+
+    async def close(self) -> None:
+        """Release connections owned by the journal."""
+
+
+class SqlJournal:
+    """The journal in the shared database (SQLite or PostgreSQL) via SQLAlchemy Core."""
+
+    def __init__(
+        self, db: Database, lease_seconds: float = 60.0, retention_seconds: float = 1.5 * DAY
+    ) -> None:
+        self.db = db
+        self.lease_seconds = lease_seconds
+        self.retention_seconds = max(retention_seconds, DAY)
+        self.owner = uuid.uuid4().hex
+
+    async def init(self) -> None:
+        """Create the table."""
+        await self.db.create(inbound)
+
+    def _insert(self) -> sqlite.Insert | postgresql.Insert:
+        return sqlite.insert(inbound) if self.db.is_sqlite else postgresql.insert(inbound)
+
+    def _takeover(self, message_id: str, now: float) -> sa.Update:
+        return (
+            sa.update(inbound)
+            .where(
+                inbound.c.message_id == message_id,
+                inbound.c.status == "claimed",
+                inbound.c.lease_until < now,
+                inbound.c.attempts < MAX_ATTEMPTS,
+            )
+            .values(
+                owner=self.owner,
+                lease_until=now + self.lease_seconds,
+                attempts=inbound.c.attempts + 1,
+                updated_at=now,
+            )
+        )
+
+    async def claim(self, message_id: str, payload: str) -> bool:
+        """INSERT … ON CONFLICT DO NOTHING; else take over an expired unfinished claim."""
+        now = time.time()
+        row = dict(
+            message_id=message_id,
+            status="claimed",
+            owner=self.owner,
+            lease_until=now + self.lease_seconds,
+            attempts=1,
+            payload=payload,
+            created_at=now,
+            updated_at=now,
+        )
+        async with self.db.engine.begin() as conn:
+            res = await conn.execute(self._insert().values(**row).on_conflict_do_nothing())
+            if res.rowcount == 1:
+                return True
+            res = await conn.execute(self._takeover(message_id, now))
+            return res.rowcount == 1
+
+    async def _update_own(self, message_id: str, **values: object) -> None:
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                sa.update(inbound)
+                .where(
+                    inbound.c.message_id == message_id,
+                    inbound.c.owner == self.owner,
+                    inbound.c.status == "claimed",
+                )
+                .values(updated_at=time.time(), **values)
+            )
+
+    async def renew(self, message_id: str) -> None:
+        """Push the lease forward by `lease_seconds`."""
+        await self._update_own(message_id, lease_until=time.time() + self.lease_seconds)
+
+    async def release(self, message_id: str) -> None:
+        """Expire the lease now."""
+        await self._update_own(message_id, lease_until=0.0)
+
+    async def done(self, message_id: str) -> None:
+        """Mark done and drop the stored message text (it is no longer needed)."""
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                sa.update(inbound)
+                .where(inbound.c.message_id == message_id)
+                .values(status="done", payload="", updated_at=time.time())
+            )
+
+    async def reclaim_expired(self, limit: int = 50) -> list[str]:
+        """Atomically retake each expired unfinished claim; give up on ones tried too often."""
+        now = time.time()
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                sa.update(inbound)
+                .where(
+                    inbound.c.status == "claimed",
+                    inbound.c.lease_until < now,
+                    inbound.c.attempts >= MAX_ATTEMPTS,
+                )
+                .values(status="failed", payload="", updated_at=now)
+            )
+            rows = (
+                await conn.execute(
+                    sa.select(inbound.c.message_id, inbound.c.payload)
+                    .where(inbound.c.status == "claimed", inbound.c.lease_until < now)
+                    .order_by(inbound.c.created_at)
+                    .limit(limit)
+                )
+            ).all()
+        won: list[str] = []
+        for message_id, payload in rows:
+            async with self.db.engine.begin() as conn:
+                if (await conn.execute(self._takeover(message_id, now))).rowcount == 1:
+                    won.append(payload)
+        return won
+
+    async def status(self, message_id: str) -> str | None:
+        """The entry's status."""
+        async with self.db.engine.connect() as conn:
+            return (
+                await conn.execute(
+                    sa.select(inbound.c.status).where(inbound.c.message_id == message_id)
+                )
+            ).scalar_one_or_none()
+
+    async def purge(self) -> int:
+        """Delete entries created before now - retention."""
+        cutoff = time.time() - self.retention_seconds
+        async with self.db.engine.begin() as conn:
+            res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
+            return int(res.rowcount or 0)
+
+    async def close(self) -> None:
+        """Nothing to close: the Database is owned by the App."""
+
+
+def open_journal(db: Database, redis_url: str = "", lease_seconds: float = 60.0) -> InboundJournal:
+    """The Redis journal when `storage.redis_url` is set (shared by replicas), else SQL."""
+    if redis_url:
+        from larkbot.lark.journal_redis import RedisJournal
+
+        return RedisJournal(redis_url, lease_seconds=lease_seconds)
+    return SqlJournal(db, lease_seconds=lease_seconds)

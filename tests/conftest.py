@@ -1,0 +1,51 @@
+"""Shared fixtures: an isolated LARKBOT_HOME and a guard that fails any non-loopback connection."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _check_address(address: Any) -> None:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            raise RuntimeError(f"test tried to connect to a hostname: {host!r}") from None
+        if not ip.is_loopback:
+            raise RuntimeError(f"test tried to reach the network: {host}")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check_address(address)
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check_address(address)
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any accidental real network call fails the test: only loopback is reachable."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated LARKBOT_HOME with no config file and no LARKBOT_CONFIG."""
+    home_dir = tmp_path / "home"
+    home_dir.mkdir()
+    monkeypatch.setenv("LARKBOT_HOME", str(home_dir))
+    monkeypatch.delenv("LARKBOT_CONFIG", raising=False)
+    return home_dir

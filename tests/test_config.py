@@ -1,0 +1,107 @@
+"""Config: lookup order, ${VAR} expansion, defaults, errors naming the key, hot reload of tools."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from larkbot.cli import main as cli_main
+from larkbot.config import LiveSettings, load_settings, parse_settings
+from larkbot.errors import ConfigError
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_need_no_file(home: Path) -> None:
+    settings = load_settings()
+    assert settings.source is None
+    assert settings.lark.mode == "webhook"
+    assert settings.storage.url == f"sqlite:///{home}/larkbot.db"
+    assert settings.knowledge_dir == home / "knowledge"
+    assert settings.secrets_dir == home / ".secrets"
+    assert settings.agent.max_steps == 12
+
+
+def test_lookup_order(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(home / "config.yaml", "llm: {model: from-home}\n")
+    assert load_settings().llm.model == "from-home"
+    env_file = write(tmp_path / "env.yaml", "llm: {model: from-env}\n")
+    monkeypatch.setenv("LARKBOT_CONFIG", str(env_file))
+    assert load_settings().llm.model == "from-env"
+    flag_file = write(tmp_path / "flag.yaml", "llm: {model: from-flag}\n")
+    assert load_settings(flag_file).llm.model == "from-flag"
+
+
+def test_env_expansion_with_defaults(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LARK_APP_ID", "cli_123")
+    monkeypatch.delenv("LARK_ENCRYPT_KEY", raising=False)
+    settings = parse_settings(
+        {
+            "lark": {
+                "app_id": "${LARK_APP_ID}",
+                "encrypt_key": "${LARK_ENCRYPT_KEY:-}",
+                "domain": "${LARK_DOMAIN:-https://open.larksuite.com}",
+            }
+        }
+    )
+    assert settings.lark.app_id == "cli_123"
+    assert settings.lark.encrypt_key.get_secret_value() == ""
+    assert settings.lark.domain == "https://open.larksuite.com"
+    assert "cli_123" not in repr(settings.lark.app_secret)
+
+
+def test_error_names_the_key(home: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_settings({"lark": {"mode": "carrier-pigeon"}, "server": {"port": 99999}})
+    text = str(err.value)
+    assert "lark.mode" in text and "carrier-pigeon" in text
+    assert "server.port" in text
+    with pytest.raises(ConfigError, match=r"llm\.modle: unknown key"):
+        parse_settings({"llm": {"modle": "x"}})
+
+
+def test_bad_yaml_and_missing_named_file(home: Path, tmp_path: Path) -> None:
+    bad = write(tmp_path / "bad.yaml", "llm: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML at line"):
+        load_settings(bad)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.yaml")
+
+
+def test_cli_reports_config_error_without_traceback(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write(tmp_path / "bad.yaml", "owner: {open_ids: 5}\n")
+    assert cli_main(["doctor", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "owner.open_ids" in err and "Traceback" not in err
+
+
+def test_tools_section_hot_reloads(home: Path, tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "tools: {web_search: {provider: duckduckgo}}\nllm: {model: a}\n")
+    live = LiveSettings(load_settings(path), check_interval=0)
+    assert live.tools().web_search.provider == "duckduckgo"
+    write(path, "tools: {web_search: {provider: tavily, api_key: k}}\nllm: {model: b}\n")
+    os.utime(path, (os.path.getmtime(path) + 5, os.path.getmtime(path) + 5))
+    assert live.tools().web_search.provider == "tavily"
+    assert live.get().llm.model == "a"  # only tools: is live; the rest needs a restart
+
+
+def test_broken_reload_keeps_last_good(home: Path, tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "tools: {web_search: {provider: searxng}}\n")
+    live = LiveSettings(load_settings(path), check_interval=0)
+    write(path, "tools: {web_search: {provider: nonsense}}\n")
+    os.utime(path, (os.path.getmtime(path) + 5, os.path.getmtime(path) + 5))
+    assert live.tools().web_search.provider == "searxng"
+
+
+def test_example_config_is_valid(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    example = Path(__file__).resolve().parent.parent / "config.example.yaml"
+    settings = load_settings(example)
+    assert settings.server.port == 8080
+    assert settings.lark.group_policy == "mention"

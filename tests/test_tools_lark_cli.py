@@ -1,0 +1,187 @@
+"""Lark CLI tools against a fake `lark-cli` on PATH that records argv and prints JSON or errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from larkbot.config import LiveSettings, parse_settings
+from larkbot.context import RequestContext, current_context
+from larkbot.storage.db import Database
+from tools.base import ToolResult
+from tools.builtin.lark_tools import (
+    LarkCalendarEventsTool,
+    LarkChatMessagesTool,
+    LarkMessageSendTool,
+    to_unix,
+)
+from tools.runtime import ToolRuntime
+
+FAKE_CLI = """#!{python}
+import json, os, sys, time
+args = sys.argv[1:]
+with open(os.environ["FAKE_CLI_LOG"], "a") as log:
+    log.write(json.dumps(args) + "\\n")
+mode = os.environ.get("FAKE_CLI_MODE", "ok")
+if mode == "auth":
+    sys.stderr.write(json.dumps({{"ok": False, "identity": "user", "error": {{
+        "type": "auth", "code": 99991679, "message": "user access token missing",
+        "hint": "run lark-cli auth login"}}}}))
+    sys.exit(3)
+if mode == "garbage":
+    print("Welcome to lark-cli!")
+    sys.exit(0)
+if mode == "slow":
+    time.sleep(5)
+if args[:2] == ["calendar", "+agenda"]:
+    print(json.dumps({{"ok": True, "identity": "user", "data": [
+        {{"summary": "Standup", "start_time": {{"datetime": "2026-11-30T09:00:00+08:00"}},
+          "end_time": {{"datetime": "2026-11-30T09:15:00+08:00"}},
+          "location": {{"name": "Room 1"}}}}]}}))
+elif args[:3] == ["calendar", "events", "instance_view"]:
+    print(json.dumps({{"code": 0, "msg": "success", "data": {{"items": [
+        {{"summary": "Review", "status": "confirmed",
+          "start_time": {{"timestamp": "1764464400"}}, "end_time": {{"timestamp": "1764468000"}}}},
+        {{"summary": "Gone", "status": "cancelled",
+          "start_time": {{"timestamp": "1764464400"}},
+          "end_time": {{"timestamp": "1764468000"}}}}]}}}}))
+elif args[:2] == ["im", "+chat-messages-list"]:
+    print(json.dumps({{"ok": True, "data": {{"messages": [
+        {{"message_id": "om_1", "content": "ship it", "create_time": "2026-11-29 10:00",
+          "sender": {{"name": "Alice"}}}}], "has_more": True}}}}))
+elif args[:2] == ["im", "+messages-send"]:
+    print(json.dumps({{"ok": True, "data": {{"message_id": "om_sent", "chat_id": "oc_1"}}}}))
+else:
+    sys.stderr.write("unknown command")
+    sys.exit(2)
+"""
+
+
+@pytest.fixture
+async def rt(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[ToolRuntime]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cli = bin_dir / "lark-cli"
+    cli.write_text(FAKE_CLI.format(python=sys.executable))
+    cli.chmod(cli.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_CLI_LOG", str(tmp_path / "argv.jsonl"))
+    settings = parse_settings({"tools": {"lark_cli": {"timeout_seconds": 1}}})
+    db = Database(settings.storage.url)
+    async with httpx.AsyncClient() as http:
+        yield ToolRuntime("lark", LiveSettings(settings), http, db)
+    await db.close()
+
+
+def argv_log(tmp_path: Path) -> list[list[str]]:
+    lines = (tmp_path / "argv.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+async def test_agenda(rt: ToolRuntime, tmp_path: Path) -> None:
+    out = await LarkCalendarEventsTool(rt).run(action="agenda")
+    assert out == "- 2026-11-30 09:00 – 09:15 Standup @ Room 1"
+    assert argv_log(tmp_path)[-1] == ["calendar", "+agenda", "--as", "user", "--format", "json"]
+
+
+async def test_range_converts_times_and_drops_cancelled(rt: ToolRuntime, tmp_path: Path) -> None:
+    out = await LarkCalendarEventsTool(rt).run(
+        action="list", start_time="2026-11-30", end_time="2026-12-01"
+    )
+    assert "Review" in out and "Gone" not in out
+    argv = argv_log(tmp_path)[-1]
+    assert argv[:3] == ["calendar", "events", "instance_view"]
+    params = json.loads(argv[argv.index("--params") + 1])
+    # midnight in Asia/Shanghai (the default scheduler timezone) is 16:00 UTC the day before
+    assert params == {
+        "calendar_id": "primary",
+        "start_time": "1764432000",
+        "end_time": "1764518400",
+    }
+
+
+async def test_range_validation(rt: ToolRuntime) -> None:
+    tool = LarkCalendarEventsTool(rt)
+    res = await tool.run(action="list", start_time="2026-01-01", end_time="2026-06-01")
+    assert isinstance(res, ToolResult) and res.is_error and "40 days" in res.content
+    res = await tool.run(action="list", start_time="tomorrow-ish", end_time="2026-06-01")
+    assert isinstance(res, ToolResult) and res.is_error and "ISO 8601" in res.content
+
+
+async def test_chat_messages(rt: ToolRuntime, tmp_path: Path) -> None:
+    out = await LarkChatMessagesTool(rt).run(chat_id="oc_1", page_size=5)
+    assert out == "[2026-11-29 10:00] Alice: ship it (more available)"
+    argv = argv_log(tmp_path)[-1]
+    assert argv[:4] == ["im", "+chat-messages-list", "--chat-id", "oc_1"]
+    assert argv[argv.index("--as") + 1] == "user" and argv[argv.index("--page-size") + 1] == "5"
+
+
+async def test_send_builds_command_with_idempotency_key(rt: ToolRuntime, tmp_path: Path) -> None:
+    tool = LarkMessageSendTool(rt)
+    assert tool.side_effect and tool.no_compress and tool.consent_always(content="x", chat_id="c")
+    assert "oc_1" in (tool.consent_check(content="hello", chat_id="oc_1") or "")
+    token = current_context.set(RequestContext("lark", "s1", message_id="om_in"))
+    try:
+        out = await tool.run(content="**hi**", chat_id="oc_1")
+        await tool.run(content="**hi**", chat_id="oc_1")
+    finally:
+        current_context.reset(token)
+    assert out == "sent: message_id=om_sent"
+    first, second = argv_log(tmp_path)[-2:]
+    assert first[:4] == ["im", "+messages-send", "--chat-id", "oc_1"]
+    assert first[first.index("--as") + 1] == "bot"
+    key = first[first.index("--idempotency-key") + 1]
+    assert key == second[second.index("--idempotency-key") + 1]  # a retried turn cannot post twice
+
+
+async def test_send_needs_exactly_one_target(rt: ToolRuntime) -> None:
+    tool = LarkMessageSendTool(rt)
+    for kw in ({}, {"chat_id": "oc_1", "user_id": "ou_1"}):
+        res = await tool.run(content="x", **kw)
+        assert isinstance(res, ToolResult) and res.is_error and "exactly one" in res.content
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("auth", "auth login"),
+        ("garbage", "not JSON"),
+        ("slow", "timed out after 1 s"),
+    ],
+)
+async def test_cli_failures_become_clear_errors(
+    rt: ToolRuntime, monkeypatch: pytest.MonkeyPatch, mode: str, expected: str
+) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", mode)
+    res = await LarkCalendarEventsTool(rt).run(action="agenda")
+    assert isinstance(res, ToolResult) and res.is_error and expected in res.content
+    if mode == "auth":
+        assert "user access token missing" in res.content  # the CLI's own text passed through
+
+
+async def test_missing_binary(rt: ToolRuntime, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    res = await LarkChatMessagesTool(rt).run(chat_id="oc_1")
+    assert (
+        isinstance(res, ToolResult)
+        and res.is_error
+        and "npm install -g @larksuite/cli" in res.content
+    )
+
+
+def test_to_unix_forms() -> None:
+    from zoneinfo import ZoneInfo
+
+    tz = ZoneInfo("Asia/Shanghai")
+    assert to_unix("1700000000", tz) == 1700000000
+    assert to_unix("2026-11-30T09:00:00Z", tz) == 1796029200
+    assert to_unix("2026-11-30T17:00", tz) == 1796029200

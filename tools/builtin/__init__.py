@@ -1,0 +1,1 @@
+"""Built-in tools: every non-underscore module defines `provide(rt) -> list[BaseTool]`."""

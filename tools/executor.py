@@ -1,0 +1,88 @@
+"""Runs tool calls: concurrently, each with a timeout; every failure becomes an error result."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from larkbot.logs import get_logger
+from larkbot.providers.base import ToolCall
+from tools.base import BaseTool, ToolResult
+from tools.output import MAX_OUTPUT_CHARS, fit_output
+from tools.registry import ToolRegistry
+from tools.validation import validate_arguments
+
+log = get_logger(__name__)
+
+TIMEOUT_GRACE = 5.0  # seconds beyond a tool's own `timeout` argument before the executor steps in
+
+
+def error_result(reason: str) -> ToolResult:
+    """An error result the model can read and act on."""
+    return ToolResult(content=f"Error: {reason}", is_error=True)
+
+
+class ToolExecutor:
+    """Looks tools up, validates arguments, runs them with a timeout and fits their output."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        default_timeout: float = 120.0,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        self.registry = registry
+        self.default_timeout = default_timeout
+        self.max_output_chars = max_output_chars
+
+    def timeout_for(self, tool: BaseTool, arguments: dict[str, Any]) -> float:
+        """The tool's own timeout (or the default), widened to a `timeout` argument it declares."""
+        base = tool.timeout or self.default_timeout
+        asked = arguments.get("timeout")
+        declared = "timeout" in tool.parameters.get("properties", {})
+        if declared and isinstance(asked, int | float) and not isinstance(asked, bool):
+            return max(base, float(asked) + TIMEOUT_GRACE)
+        return base
+
+    async def execute(self, call: ToolCall, tool: BaseTool | None = None) -> ToolResult:
+        """Run one call (lookup unless `tool` is given, validation, timeout); never raises."""
+        tool = tool or self.registry.get(call.name)
+        if tool is None:
+            known = ", ".join(t.name for t in self.registry.all()) or "none"
+            return error_result(f"unknown tool '{call.name}'. Available tools: {known}")
+        if call.parse_error:
+            return error_result(f"{call.name}: {call.parse_error}")
+        problem = validate_arguments(tool, call.arguments)
+        if problem:
+            return error_result(f"{call.name}: {problem}")
+        return await self._run(tool, call)
+
+    async def _run(self, tool: BaseTool, call: ToolCall) -> ToolResult:
+        timeout = self.timeout_for(tool, call.arguments)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(timeout):
+                raw = await tool.run(**call.arguments)
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            log.warning("tool_timeout", tool=tool.name, timeout=timeout)
+            return error_result(f"{tool.name} timed out after {timeout:g} s")
+        except Exception as err:
+            log.error("tool_failed", tool=tool.name, exc_info=True)
+            return error_result(f"{tool.name} failed: {type(err).__name__}: {err}")
+        log.debug("tool_done", tool=tool.name, seconds=round(time.perf_counter() - started, 3))
+        return self._fit(tool, raw)
+
+    def _fit(self, tool: BaseTool, raw: object) -> ToolResult:
+        if isinstance(raw, ToolResult):
+            content = fit_output(raw.content, tool.no_compress, self.max_output_chars)
+            return ToolResult(content=content, is_error=raw.is_error, ui=raw.ui)
+        text = raw if isinstance(raw, str) else str(raw)
+        return ToolResult(content=fit_output(text, tool.no_compress, self.max_output_chars))
+
+    async def execute_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run calls concurrently (asyncio.gather); results come back in the calls' order."""
+        return list(await asyncio.gather(*(self.execute(c) for c in calls)))
