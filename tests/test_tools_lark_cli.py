@@ -104,8 +104,8 @@ async def test_range_converts_times_and_drops_cancelled(rt: ToolRuntime, tmp_pat
     # midnight in Asia/Shanghai (the default scheduler timezone) is 16:00 UTC the day before
     assert params == {
         "calendar_id": "primary",
-        "start_time": "1764432000",
-        "end_time": "1764518400",
+        "start_time": "1795968000",
+        "end_time": "1796054400",
     }
 
 
