@@ -1,0 +1,151 @@
+"""rg_search and fd_find with the real binaries on a temporary git tree with a .gitignore."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from larkbot.config import LiveSettings, parse_settings
+from larkbot.storage.db import Database
+from tools.builtin import fd_find, rg_search, web_fetch, web_search
+from tools.builtin._bounded_exec import find_binary, scripts_dir
+from tools.builtin.fd_find import FdFindTool
+from tools.builtin.rg_search import RgSearchTool
+from tools.runtime import ToolRuntime
+
+pytestmark = pytest.mark.skipif(
+    find_binary(["rg"], [scripts_dir()]) is None or find_binary(["fd", "fdfind"]) is None,
+    reason="rg and fd (fdfind) are needed: `make test` installs fd-find; rg comes from PyPI",
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A small git repository: sources, ignored build output and logs, a hidden file."""
+    root = tmp_path / "proj"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / "docs").mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    (root / "src" / "main.py").write_text("import os\n# TODO: parse args\nprint('hi')\n")
+    (root / "src" / "pkg" / "util.py").write_text("def helper():\n    return 'todo later'\n")
+    (root / "src" / "app.js").write_text("// TODO wire the router\n")
+    (root / "docs" / "notes.md").write_text("# Notes\nTODO write docs\n")
+    (root / "build" / "main.py").write_text("# TODO generated, ignored\n")
+    (root / "debug.log").write_text("TODO in a log, ignored\n")
+    (root / ".hidden.py").write_text("# TODO hidden\n")
+    (root / "-dash.txt").write_text("--version\n")
+    return root
+
+
+def lines(content: str) -> list[str]:
+    """The result lines after the header."""
+    return sorted(content.splitlines()[1:])
+
+
+async def test_rg_respects_gitignore_and_is_case_insensitive(tree: Path) -> None:
+    result = await RgSearchTool().run(pattern="todo", path=str(tree))
+    assert not result.is_error, result.content
+    assert lines(result.content) == [
+        "docs/notes.md:2:TODO write docs",
+        "src/app.js:1:// TODO wire the router",
+        "src/main.py:2:# TODO: parse args",
+        "src/pkg/util.py:2:    return 'todo later'",
+    ]
+
+
+async def test_rg_case_sensitive_and_file_type(tree: Path) -> None:
+    result = await RgSearchTool().run(
+        pattern="TODO", path=str(tree), case_sensitive=True, file_type="py"
+    )
+    assert lines(result.content) == ["src/main.py:2:# TODO: parse args"]
+
+
+async def test_rg_max_results_bounds_output(tree: Path) -> None:
+    result = await RgSearchTool().run(pattern="todo", path=str(tree), max_results=2)
+    assert len(result.content.splitlines()) == 3
+    assert "(first 2; more exist" in result.content
+
+
+async def test_rg_pattern_starting_with_dash_is_a_pattern(tree: Path) -> None:
+    result = await RgSearchTool().run(pattern="--version", path=str(tree))
+    assert lines(result.content) == ["-dash.txt:1:--version"]
+
+
+async def test_rg_no_match_unknown_type_and_missing_path(tree: Path) -> None:
+    none = await RgSearchTool().run(pattern="zzz-nothing", path=str(tree))
+    assert not none.is_error and none.content.startswith("No matches")
+    bad = await RgSearchTool().run(pattern="x", path=str(tree), file_type="nosuchtype")
+    assert bad.is_error and "nosuchtype" in bad.content
+    gone = await RgSearchTool().run(pattern="x", path=str(tree / "absent"))
+    assert gone.is_error and "Path not found" in gone.content
+    broken = await RgSearchTool().run(pattern="(unclosed", path=str(tree))
+    assert broken.is_error and "regex parse error" in broken.content
+
+
+async def test_rg_expands_home(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tree.parent))
+    result = await RgSearchTool().run(pattern="router", path="~/proj/src")
+    assert lines(result.content) == ["app.js:1:// TODO wire the router"]
+
+
+async def test_fd_respects_gitignore(tree: Path) -> None:
+    result = await FdFindTool().run(pattern="main", path=str(tree))
+    assert lines(result.content) == ["src/main.py"]
+
+
+async def test_fd_type_and_extension_filters(tree: Path) -> None:
+    py = await FdFindTool().run(pattern="", path=str(tree), extension=".py")
+    assert lines(py.content) == ["src/main.py", "src/pkg/util.py"]
+    dirs = await FdFindTool().run(pattern="", path=str(tree), file_type="d")
+    assert [line.rstrip("/") for line in lines(dirs.content)] == ["docs", "src", "src/pkg"]
+
+
+async def test_fd_max_results_bounds_output(tree: Path) -> None:
+    result = await FdFindTool().run(pattern="", path=str(tree), max_results=2)
+    assert len(result.content.splitlines()) == 3
+    assert "(first 2; more exist" in result.content
+
+
+async def test_fd_nothing_found_and_bad_arguments(tree: Path) -> None:
+    none = await FdFindTool().run(pattern="zzz-nothing", path=str(tree))
+    assert not none.is_error and none.content.startswith("Nothing named like")
+    bad = await FdFindTool().run(pattern="x", path=str(tree), file_type="q")
+    assert bad.is_error
+    not_dir = await FdFindTool().run(pattern="x", path=str(tree / "src" / "main.py"))
+    assert not_dir.is_error and "Not a directory" in not_dir.content
+
+
+async def test_missing_binaries_give_install_hints(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    rg = await RgSearchTool(extra_dirs=[]).run(pattern="x", path=str(tree))
+    fd = await FdFindTool(extra_dirs=[]).run(pattern="x", path=str(tree))
+    assert rg.is_error and "ripgrep (rg) is not installed" in rg.content
+    assert fd.is_error and "fd is not installed" in fd.content and "fd-find" in fd.content
+
+
+def test_tool_attributes(tmp_path: Path) -> None:
+    settings = parse_settings({})
+    rt = ToolRuntime(
+        "cli",
+        LiveSettings(settings),
+        httpx.AsyncClient(verify=False),
+        Database(f"sqlite:///{tmp_path}/t.db"),
+    )
+    tools = [
+        t for module in (rg_search, fd_find, web_search, web_fetch) for t in module.provide(rt)
+    ]
+    assert [t.name for t in tools] == ["rg_search", "fd_find", "web_search", "web_fetch"]
+    for tool in tools:
+        assert tool.private_data is (tool.name in ("rg_search", "fd_find"))
+        assert not tool.side_effect and not tool.fast_path
+        assert tool.interfaces == frozenset({"cli", "web", "lark"})
+        assert tool.openai_schema()["function"]["parameters"]["required"]

@@ -1,0 +1,99 @@
+"""web_fetch: read a web page as text — SSRF-guarded, size-capped, marked as untrusted."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from larkbot.logs import get_logger
+from tools.base import BaseTool, ToolResult
+from tools.runtime import ToolRuntime
+from tools.web.extract import (
+    cap,
+    decode_body,
+    is_html,
+    is_textual,
+    readable_text,
+    wrap_untrusted,
+)
+from tools.web.fetcher import Fetcher, FetchError, Page
+from tools.web.ssrf import BlockedAddress
+
+log = get_logger(__name__)
+
+
+def _render(page: Page, original: str, title: str, text: str) -> str:
+    """Where the text came from and what was cut, then the page's own words (title included)
+    inside the untrusted-content wrapper."""
+    lines = [f"URL: {page.url}"]
+    if page.redirects:
+        lines.append(f"Redirected from: {original} ({page.redirects} hop(s))")
+    lines.append(f"Content-Type: {page.content_type or 'unknown'}")
+    if page.truncated:
+        lines.append(f"Note: body cut at {len(page.body):,} bytes (tools.web_fetch.max_bytes)")
+    body = cap(text) if text else "(no readable text)"
+    lines.append(wrap_untrusted(f"Title: {title}\n\n{body}" if title else body, page.url))
+    return "\n".join(lines)
+
+
+class WebFetchTool(BaseTool):
+    """web_fetch: GET a URL and return its readable text (HTML main text, or text/JSON as is)."""
+
+    name = "web_fetch"
+    description = (
+        "Fetch a web page by URL and return its readable text: the article text of HTML pages "
+        "(navigation, scripts and ads removed) with the title, or plain text/JSON as is; at most "
+        "8,000 characters. Static pages only (no JavaScript). Private and internal network "
+        "addresses are refused."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {"url": {"type": "string", "description": "http(s) URL to fetch"}},
+        "required": ["url"],
+    }
+
+    def __init__(self, rt: ToolRuntime, fetcher: Fetcher | None = None) -> None:
+        self._rt = rt
+        self._fetcher = fetcher or Fetcher()
+
+    async def run(self, **kwargs: Any) -> ToolResult:
+        """Fetch, decode, extract and wrap; every failure becomes an error result."""
+        url = str(kwargs.get("url") or "").strip()
+        if not url:
+            return ToolResult("web_fetch needs a url", is_error=True)
+        cfg = self._rt.live.get().tools.web_fetch
+        try:
+            page = await self._fetcher.fetch(url, cfg)
+        except BlockedAddress as err:
+            return ToolResult(f"Refused to fetch {url}: {err}", is_error=True)
+        except FetchError as err:
+            return ToolResult(f"Cannot fetch {url}: {err}", is_error=True)
+        except (TimeoutError, httpx.TimeoutException):
+            return ToolResult(
+                f"Fetching {url} timed out after {cfg.timeout_seconds:g} s", is_error=True
+            )
+        except (httpx.HTTPError, httpx.InvalidURL) as err:
+            log.info("web_fetch_failed", url=url, error=repr(err))
+            return ToolResult(f"Cannot fetch {url}: {type(err).__name__}: {err}", is_error=True)
+        if page.status >= 400:
+            return ToolResult(
+                f"{page.url} answered HTTP {page.status} {page.reason}".rstrip(), is_error=True
+            )
+        if not is_textual(page.content_type):
+            media = page.content_type.split(";")[0]
+            return ToolResult(
+                f"{page.url} is {media}; web_fetch reads only HTML, text, JSON and XML",
+                is_error=True,
+            )
+        text = decode_body(page.body, page.content_type)
+        title = ""
+        if is_html(page.content_type, text):
+            title, text = await asyncio.to_thread(readable_text, text, page.url)
+        return ToolResult(_render(page, url, title, text.strip()))
+
+
+def provide(rt: ToolRuntime) -> list[BaseTool]:
+    """The web_fetch tool with its own pinned-transport client (shared by every call)."""
+    return [WebFetchTool(rt)]
