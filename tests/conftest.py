@@ -49,3 +49,21 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LARKBOT_HOME", str(home_dir))
     monkeypatch.delenv("LARKBOT_CONFIG", raising=False)
     return home_dir
+
+
+@pytest.fixture
+async def fake_lark() -> Any:
+    """A running FakeLark (tests/fakes/lark_server.py): point `lark.domain` at `.domain`."""
+    from tests.fakes.lark_server import FakeLark
+
+    async with FakeLark() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def fake_llm() -> Any:
+    """A running FakeLLM (tests/fakes/llm.py): point `llm.base_url` at `.base_url`."""
+    from tests.fakes.llm import FakeLLM
+
+    async with FakeLLM() as fake:
+        yield fake

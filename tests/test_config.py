@@ -83,7 +83,9 @@ def test_cli_reports_config_error_without_traceback(
 
 
 def test_tools_section_hot_reloads(home: Path, tmp_path: Path) -> None:
-    path = write(tmp_path / "c.yaml", "tools: {web_search: {provider: duckduckgo}}\nllm: {model: a}\n")
+    path = write(
+        tmp_path / "c.yaml", "tools: {web_search: {provider: duckduckgo}}\nllm: {model: a}\n"
+    )
     live = LiveSettings(load_settings(path), check_interval=0)
     assert live.tools().web_search.provider == "duckduckgo"
     write(path, "tools: {web_search: {provider: tavily, api_key: k}}\nllm: {model: b}\n")

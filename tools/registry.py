@@ -86,7 +86,7 @@ def _accept(registry: ToolRegistry, rt: ToolRuntime, tools: Iterable[Any], origi
 
 
 def load_builtin_tools(registry: ToolRegistry, rt: ToolRuntime) -> int:
-    """Import every non-underscore module of tools.builtin and register what `provide(rt)` returns."""
+    """Import each non-underscore tools.builtin module; register what its `provide(rt)` returns."""
     import tools.builtin as pkg
 
     count = 0
@@ -112,9 +112,12 @@ def _tools_of_module(module: ModuleType, rt: ToolRuntime) -> list[Any]:
         return list(provide(rt))
     found: list[Any] = []
     for _, obj in inspect.getmembers(module, inspect.isclass):
-        if issubclass(obj, BaseTool) and obj.__module__ == module.__name__:
-            if not inspect.isabstract(obj):
+        ours = obj.__module__ == module.__name__
+        if ours and issubclass(obj, BaseTool) and not inspect.isabstract(obj):
+            try:
                 found.append(obj())
+            except Exception:  # e.g. a constructor that needs arguments: skip this class only
+                log.error("plugin_tool_failed", tool=obj.__name__, exc_info=True)
     return found
 
 

@@ -1,0 +1,302 @@
+"""The agent loop: model → tool calls (checked, run concurrently) → model … → final answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from larkbot.access import AllowAll, ToolAccess
+from larkbot.config import LiveSettings, Settings
+from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.context import RequestContext, current_context
+from larkbot.errors import ProviderError
+from larkbot.events import (
+    AgentEvent,
+    ErrorEvent,
+    FinalAnswer,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UiPayload,
+)
+from larkbot.find_tools import FindToolsTool
+from larkbot.gate import CallGate, Verdict
+from larkbot.logs import get_logger
+from larkbot.prompt import build_system_prompt, detect_language
+from larkbot.providers.base import (
+    ChatProvider,
+    Completion,
+    Message,
+    TextChunk,
+    ToolCall,
+    new_call_id,
+)
+from larkbot.storage.sessions import SessionStore
+from tools.base import BaseTool, ToolResult
+from tools.executor import ToolExecutor
+from tools.registry import ToolRegistry
+
+log = get_logger(__name__)
+
+
+class Agent:
+    """One agent per interface; `stream_chat` never raises for tool or model failures."""
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        registry: ToolRegistry,
+        store: SessionStore,
+        consent: ConsentProvider,
+        access: ToolAccess | None,
+        settings: Settings | LiveSettings,
+        interface: str = "cli",
+        *,
+        executor: ToolExecutor | None = None,
+        grants: ConsentStore | None = None,
+    ) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.store = store
+        self.consent = consent
+        self.access: ToolAccess = access or AllowAll()
+        self._live = settings if isinstance(settings, LiveSettings) else None
+        self._static = settings if isinstance(settings, Settings) else None
+        self.interface = interface
+        self._own_executor = executor is None
+        self.executor = executor or ToolExecutor(registry, self.settings.tools.timeout_seconds)
+        self.grants = grants or ConsentStore()
+        self.activated: dict[str, set[str]] = {}
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self.find_tools = FindToolsTool(self.available_tools, self._activate)
+        self.gate = CallGate(self._lookup, self.available_tools, self.access, consent, self.grants)
+
+    @property
+    def settings(self) -> Settings:
+        """The current settings (hot-reloaded `tools:` when built on LiveSettings)."""
+        if self._live is not None:
+            return self._live.get()
+        assert self._static is not None
+        return self._static
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def _lookup(self, name: str) -> BaseTool | None:
+        if name == self.find_tools.name:
+            return self.find_tools
+        tool = self.registry.get(name)
+        if tool is None or self.interface not in tool.interfaces:
+            return None
+        if name in self.settings.tools.disabled:  # hot-reloaded: no restart needed
+            return None
+        return tool
+
+    def available_tools(self, ctx: RequestContext) -> list[BaseTool]:
+        """Every enabled tool of this interface the sender may see."""
+        disabled = set(self.settings.tools.disabled)
+        tools = [t for t in self.registry.for_interface(self.interface) if t.name not in disabled]
+        return self.access.visible(tools, ctx)
+
+    def _activate(self, session_id: str, names: list[str]) -> None:
+        self.activated.setdefault(session_id, set()).update(names)
+
+    def advertised_tools(self, ctx: RequestContext) -> list[BaseTool]:
+        """Tools shown to the model: all, or (fast path) fast-path + activated + find_tools."""
+        visible = self.available_tools(ctx)
+        if not self.settings.agent.fast_path:
+            return visible
+        active = self.activated.get(ctx.session_id, set())
+        return [t for t in visible if t.fast_path or t.name in active] + [self.find_tools]
+
+    async def reset(self, session_id: str) -> None:
+        """Forget a session: its history, consent grants and activated tools."""
+        await self.store.clear(session_id)
+        self.grants.clear_session_grants(session_id)
+        self.activated.pop(session_id, None)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    async def run(self, session_id: str, user_input: str, ctx: RequestContext) -> FinalAnswer:
+        """Run a turn to the end; on failure the answer is the error message."""
+        final: FinalAnswer | None = None
+        async for event in self.stream_chat(session_id, user_input, ctx):
+            if isinstance(event, FinalAnswer):
+                final = event
+            elif isinstance(event, ErrorEvent):
+                final = FinalAnswer(event.message)
+        return final or FinalAnswer("")
+
+    async def stream_chat(
+        self, session_id: str, user_input: str, ctx: RequestContext
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one turn, yielding text deltas, tool events, consent requests and the answer."""
+        if ctx.session_id != session_id:
+            ctx = ctx.with_session(session_id)
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        try:
+            async with lock:  # turns of one session run one after another
+                async for event in self._turn(session_id, user_input, ctx):
+                    yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            raise
+        except ProviderError as err:
+            log.warning("llm_failed", session=session_id, error=str(err))
+            yield ErrorEvent(f"The language model failed: {err}")
+        except Exception as err:
+            log.error("turn_failed", session=session_id, exc_info=True)
+            yield ErrorEvent(f"Something went wrong in larkbot ({type(err).__name__}: {err}).")
+
+    async def _turn(
+        self, session_id: str, user_input: str, ctx: RequestContext
+    ) -> AsyncIterator[AgentEvent]:
+        settings = self.settings
+        if self._own_executor:  # follow a hot-reloaded tools.timeout_seconds
+            self.executor.default_timeout = settings.tools.timeout_seconds
+        history = await self.store.load(session_id, settings.agent.history_max_chars)
+        user_msg: Message = {"role": "user", "content": user_input}
+        system: Message = {
+            "role": "system",
+            "content": build_system_prompt(
+                settings, ctx, user_input, fast=settings.agent.fast_path
+            ),
+        }
+        turn: list[Message] = [user_msg]
+        # The turn is written in one transaction when it ends, fails or is cancelled (so the
+        # user's message is kept even when the model fails): one write per turn, not per round.
+        unsaved: list[Message] = [user_msg]
+        texts: list[str] = []
+        ui: list[dict[str, Any]] = []
+        try:
+            for _ in range(settings.agent.max_steps):
+                tools = self.registry.openai_tools(self.advertised_tools(ctx))
+                completion: Completion | None = None
+                async for item in self._ask_model([system, *history, *turn], tools):
+                    if isinstance(item, Completion):
+                        completion = item
+                    else:
+                        yield item
+                assert completion is not None
+                if completion.text:
+                    texts.append(completion.text)
+                calls = _unique_ids(completion.tool_calls)
+                if not calls:
+                    unsaved.append({"role": "assistant", "content": completion.text})
+                    await self._save(session_id, unsaved)
+                    yield FinalAnswer(completion.text, ui)
+                    return
+                assistant: Message = {
+                    "role": "assistant",
+                    "content": completion.text or None,
+                    "tool_calls": [c.to_wire() for c in calls],
+                }
+                results: dict[str, ToolResult] = {}
+                async for event in self._run_calls(calls, ctx, results):
+                    if isinstance(event, UiPayload):
+                        ui.append(event.ui)
+                    yield event
+                tool_msgs = [
+                    {"role": "tool", "tool_call_id": c.id, "content": results[c.id].content}
+                    for c in calls
+                ]
+                unsaved += [assistant, *tool_msgs]
+                turn += [assistant, *tool_msgs]
+            note = _max_steps_note(settings.agent.max_steps, user_input)
+            unsaved.append({"role": "assistant", "content": note})
+            await self._save(session_id, unsaved)
+            yield TextDelta(note)
+            yield FinalAnswer("\n\n".join([*texts, note]), ui)
+        finally:
+            if unsaved:  # a failed or cancelled turn keeps its message and finished tool rounds
+                await self._save(session_id, unsaved)
+
+    async def _save(self, session_id: str, unsaved: list[Message]) -> None:
+        """Append and forget the unsaved messages."""
+        messages = list(unsaved)
+        unsaved.clear()
+        await self.store.append(session_id, messages)
+
+    async def _ask_model(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[TextDelta | Completion]:
+        if not self.settings.llm.stream:
+            done = await self.provider.complete(messages, tools or None)
+            if done.text:
+                yield TextDelta(done.text)
+            yield done
+            return
+        async for event in self.provider.stream(messages, tools or None):
+            if isinstance(event, TextChunk):
+                yield TextDelta(event.text)
+            elif isinstance(event, Completion):
+                yield event
+
+    async def _run_calls(
+        self, calls: Sequence[ToolCall], ctx: RequestContext, results: dict[str, ToolResult]
+    ) -> AsyncIterator[AgentEvent]:
+        """Check calls one by one (consent questions are asked in order), then run them together."""
+        base = contextvars.copy_context()
+        base.run(current_context.set, ctx)
+        approved: list[tuple[ToolCall, BaseTool]] = []
+        for call in calls:
+            verdict: Verdict | None = None
+            async for item in self.gate.check(call, ctx):
+                if isinstance(item, Verdict):
+                    verdict = item
+                else:
+                    yield item
+            assert verdict is not None
+            if verdict.tool is None:
+                error = verdict.error or ToolResult("Error: refused", is_error=True)
+                results[call.id] = error
+                yield ToolFinished(call.id, call.name, error.content, True, 0.0)
+            else:
+                approved.append((call, verdict.tool))
+        if not approved:
+            return
+        started = time.perf_counter()
+        tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
+        for call, tool in approved:
+            yield ToolStarted(call.id, call.name, call.arguments)
+            coro = self.executor.execute(call, tool)
+            tasks[asyncio.create_task(coro, context=base.copy())] = call
+        try:
+            pending: set[asyncio.Future[ToolResult]] = set(tasks)
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    call, result = tasks[task], task.result()
+                    results[call.id] = result
+                    elapsed = time.perf_counter() - started
+                    yield ToolFinished(call.id, call.name, result.content, result.is_error, elapsed)
+                    if result.ui:
+                        yield UiPayload(result.ui)
+        finally:
+            for task in tasks:
+                task.cancel()
+
+
+def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """Give calls that share an id (some providers reuse them) a fresh one."""
+    seen: set[str] = set()
+    out: list[ToolCall] = []
+    for call in calls:
+        if call.id in seen:
+            call = ToolCall(new_call_id(), call.name, call.arguments, call.parse_error)
+        seen.add(call.id)
+        out.append(call)
+    return out
+
+
+def _max_steps_note(steps: int, user_input: str) -> str:
+    if detect_language(user_input) == "Chinese":
+        return f"（已达到 {steps} 步上限（agent.max_steps），任务可能未完成。回复“继续”接着做。）"
+    return (
+        f"(Stopped after {steps} steps, the limit set by agent.max_steps; the task may be "
+        "unfinished. Say 'continue' to go on.)"
+    )

@@ -1,0 +1,149 @@
+"""`larkbot chat`: the agent in a terminal. Streams answers, one line per tool call, y/N consent."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TextIO
+
+from larkbot.agent import Agent
+from larkbot.config import Settings
+from larkbot.consent import TuiConsentProvider
+from larkbot.context import RequestContext
+from larkbot.events import (
+    AgentEvent,
+    ErrorEvent,
+    FinalAnswer,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UiPayload,
+)
+from larkbot.logs import configure_logging
+from larkbot.runtime_factory import open_core
+from larkbot.terminal import read_line
+
+HELP = "Type a message. /new starts a new conversation, /exit quits (so does end of input)."
+
+
+def new_session_id() -> str:
+    """A fresh terminal session id."""
+    return f"cli:{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ui_renderer() -> Callable[[dict[str, Any]], str] | None:
+    try:
+        module = importlib.import_module("cards.a2ui_text")
+    except ImportError:
+        return None
+    render = getattr(module, "render_text", None)
+    return render if callable(render) else None
+
+
+class TerminalView:
+    """Prints agent events: streamed text, tool lines, UI payloads, errors."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.at_line_start = True
+        self.failed = False
+        self._render_ui = _ui_renderer()
+
+    def end_line(self) -> None:
+        """End a streamed line, if one is open."""
+        if not self.at_line_start:
+            print(file=self.out, flush=True)
+            self.at_line_start = True
+
+    def line(self, text: str) -> None:
+        """Print a full line (after ending a streamed one)."""
+        self.end_line()
+        print(text, file=self.out, flush=True)
+
+    def show(self, event: AgentEvent) -> None:
+        """Render one event."""
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self.at_line_start = event.text.endswith("\n")
+        elif isinstance(event, ToolStarted):
+            self.line(f"  ⚙ {event.name}({_short(event.arguments)})")
+        elif isinstance(event, ToolFinished):
+            mark = "✗" if event.is_error else "✓"
+            size = f"{len(event.content)} chars, {event.elapsed:.1f} s"
+            self.line(f"  {mark} {event.name}: {_short(event.content)} ({size})")
+        elif isinstance(event, UiPayload):
+            self._show_ui(event.ui)
+        elif isinstance(event, ErrorEvent):
+            self.failed = True
+            self.line(f"✗ {event.message}")
+        elif isinstance(event, FinalAnswer):
+            self.end_line()
+
+    def _show_ui(self, ui: dict[str, Any]) -> None:
+        if self._render_ui is not None:
+            try:
+                self.line(self._render_ui(ui))
+                return
+            except Exception as err:  # a bad payload must not end the chat
+                self.line(f"  [card could not be rendered: {err}]")
+                return
+        self.line(f"  [a card was produced ({', '.join(ui)}); the terminal shows no cards]")
+
+
+async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) -> int:
+    """Read lines until /exit or end of input; run each as a turn. 1 if any turn failed."""
+    view = TerminalView(out)
+    session = new_session_id()
+    if interactive:
+        print(f"larkbot chat — {HELP}", file=view.out)
+    while True:
+        line = await read_line("› " if interactive else "")
+        if line is None:
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/exit", "/quit"):
+            break
+        if text == "/new":
+            session = new_session_id()
+            view.line("(new conversation)")
+            continue
+        if not interactive:
+            view.line(f"› {text}")  # piped input: show what was asked next to the answer
+        if text == "/help":
+            view.line(HELP)
+            continue
+        ctx = RequestContext(interface="cli", session_id=session)
+        async for event in agent.stream_chat(session, text, ctx):
+            view.show(event)
+    return 1 if view.failed else 0
+
+
+async def _main(settings: Settings) -> int:
+    from larkbot.scheduler.hooks import writer_scheduler
+
+    async with open_core(settings, "cli") as core, writer_scheduler(core):
+        agent = core.agent(TuiConsentProvider())
+        return await chat_loop(agent, sys.stdin.isatty())
+
+
+def run_chat(settings: Settings, args: argparse.Namespace) -> int:
+    """Entry point of `larkbot chat`."""
+    fmt = "json" if settings.logging.format == "json" else "console"
+    level = settings.logging.level if settings.logging.level != "info" else "warning"
+    configure_logging(level, fmt)  # info logs would interleave with the conversation
+    return asyncio.run(_main(settings))

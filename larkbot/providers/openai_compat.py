@@ -1,0 +1,304 @@
+"""OpenAI-compatible Chat Completions (OpenAI, DeepSeek, Qwen/DashScope, Ollama, vLLM, …)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import AsyncIterator, Sequence
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from larkbot.config import LLMConfig
+from larkbot.errors import ProviderError
+from larkbot.logs import get_logger
+from larkbot.providers.assemble import ThinkFilter, ToolCallAssembler, strip_think
+from larkbot.providers.base import Completion, Message, StreamEvent, TextChunk, ToolCall
+from larkbot.providers.sse import sse_payloads
+
+log = get_logger(__name__)
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+MAX_RETRY_AFTER = 30.0  # seconds; a longer Retry-After fails at once instead of hanging the turn
+
+
+class _Retry(Exception):
+    def __init__(self, error: ProviderError, wait: float | None = None) -> None:
+        self.error, self.wait = error, wait
+
+
+def _error_message(body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:300] or "(empty body)"
+    err = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(err, dict):
+        return str(err.get("message") or err.get("msg") or err)[:300]
+    return str(err)[:300]
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAICompatProvider:
+    """Chat Completions over one shared httpx.AsyncClient, with bounded, jittered retries."""
+
+    def __init__(
+        self,
+        cfg: LLMConfig,
+        http: httpx.AsyncClient,
+        *,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 8.0,
+    ) -> None:
+        self.cfg = cfg
+        self.http = http
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.url = cfg.base_url.rstrip("/") + "/chat/completions"
+
+    def _payload(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, stream: bool
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.cfg.model, "messages": list(messages)}
+        payload["stream"] = stream
+        if tools:
+            payload["tools"] = list(tools)
+        if self.cfg.temperature is not None:
+            payload["temperature"] = self.cfg.temperature
+        if self.cfg.max_tokens is not None:
+            payload["max_tokens"] = self.cfg.max_tokens
+        return payload
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = self.cfg.api_key.get_secret_value()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _status_error(self, status: int, body: bytes, headers: httpx.Headers) -> Exception:
+        msg = _error_message(body)
+        if status in (401, 403):
+            return ProviderError(
+                f"The LLM endpoint rejected the API key (HTTP {status}: {msg}). "
+                "Check llm.api_key (e.g. LLM_API_KEY in the environment).",
+                status,
+            )
+        if status == 404:
+            return ProviderError(
+                f"The LLM endpoint answered 404 for {self.url} ({msg}). Check llm.base_url "
+                f"(usually ends in /v1) and llm.model ({self.cfg.model!r}).",
+                status,
+            )
+        if status in RETRY_STATUSES or status >= 500:
+            wait = _retry_after(headers)
+            err = ProviderError(f"The LLM endpoint failed (HTTP {status}: {msg}).", status)
+            if wait is not None and wait > MAX_RETRY_AFTER:
+                return ProviderError(
+                    f"The LLM endpoint is rate limiting (HTTP {status}); it asks to wait "
+                    f"{wait:.0f} s. Try again later. ({msg})",
+                    status,
+                )
+            return _Retry(err, wait)
+        hint = " Check llm.model." if "model" in msg.lower() else ""
+        return ProviderError(f"The LLM endpoint refused the request (HTTP {status}: {msg}).{hint}")
+
+    def _transport_error(self, err: Exception) -> _Retry:
+        base = self.cfg.base_url
+        if isinstance(err, httpx.TimeoutException):
+            text = (
+                f"The LLM endpoint {base} did not answer within {self.cfg.timeout_seconds:g} s "
+                "(llm.timeout_seconds)."
+            )
+        elif isinstance(err, httpx.ConnectError):
+            text = (
+                f"Cannot reach the LLM endpoint {base} ({err}). "
+                "Check llm.base_url and that the server is running."
+            )
+        else:
+            text = f"The connection to the LLM endpoint {base} broke ({type(err).__name__}: {err})."
+        return _Retry(ProviderError(text))
+
+    def _backoff(self, attempt: int, hint: float | None) -> float:
+        if hint is not None:
+            return hint
+        return min(self.backoff_cap, self.backoff_base * 2**attempt) * random.uniform(0.5, 1.5)
+
+    async def _retrying(self, attempt_fn: Any) -> Any:
+        """Run `attempt_fn()` up to 1 + max_retries times, sleeping between retryable failures."""
+        for attempt in range(self.cfg.max_retries + 1):
+            try:
+                return await attempt_fn()
+            except _Retry as retry:
+                if attempt >= self.cfg.max_retries:
+                    raise retry.error from None
+                wait = self._backoff(attempt, retry.wait)
+                log.warning(
+                    "llm_retry", attempt=attempt + 1, wait=round(wait, 2), error=str(retry.error)
+                )
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.cfg.timeout_seconds, connect=min(10.0, self.cfg.timeout_seconds))
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
+    ) -> Completion:
+        """One reply, not streamed."""
+        payload = self._payload(messages, tools, stream=False)
+
+        async def attempt() -> Completion:
+            try:
+                resp = await self.http.post(
+                    self.url, json=payload, headers=self._headers(), timeout=self._timeout()
+                )
+            except httpx.TransportError as err:
+                raise self._transport_error(err) from err
+            if resp.status_code >= 400:
+                raise self._status_error(resp.status_code, resp.content, resp.headers)
+            return parse_completion(resp.content)
+
+        result: Completion = await self._retrying(attempt)
+        return result
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one reply: TextChunk…, then each assembled ToolCall, then a Completion.
+
+        Retries happen only before anything was yielded; a failure mid-answer is a ProviderError.
+        """
+        payload = self._payload(messages, tools, stream=True)
+        for attempt in range(self.cfg.max_retries + 1):
+            yielded = False
+            try:
+                async for event in self._stream_once(payload):
+                    yielded = True
+                    yield event
+                return
+            except _Retry as retry:
+                if yielded or attempt >= self.cfg.max_retries:
+                    raise retry.error from None
+                wait = self._backoff(attempt, retry.wait)
+                log.warning(
+                    "llm_retry", attempt=attempt + 1, wait=round(wait, 2), error=str(retry.error)
+                )
+                await asyncio.sleep(wait)
+
+    async def _stream_once(self, payload: dict[str, Any]) -> AsyncIterator[StreamEvent]:
+        request = self.http.build_request(
+            "POST", self.url, json=payload, headers=self._headers(), timeout=self._timeout()
+        )
+        try:
+            resp = await self.http.send(request, stream=True)
+        except httpx.TransportError as err:
+            raise self._transport_error(err) from err
+        try:
+            if resp.status_code >= 400:
+                raise self._status_error(resp.status_code, await resp.aread(), resp.headers)
+            if "text/event-stream" not in resp.headers.get("content-type", "text/event-stream"):
+                # a server that ignored stream=true and answered with one JSON body
+                done = parse_completion(await resp.aread())
+                if done.text:
+                    yield TextChunk(done.text)
+                for call in done.tool_calls:
+                    yield call
+                yield done
+                return
+            async for event in _events(sse_payloads(resp.aiter_lines())):
+                yield event
+        except httpx.TransportError as err:
+            raise self._transport_error(err) from err
+        finally:
+            await resp.aclose()
+
+
+async def _events(payloads: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
+    assembler = ToolCallAssembler()
+    think = ThinkFilter()
+    text: list[str] = []
+    finish: str | None = None
+    usage: dict[str, Any] | None = None
+    async for data in payloads:
+        if data == "[DONE]":
+            break
+        chunk = _json_chunk(data)
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or choice.get("message") or {}
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                piece = think.feed(content)
+                if piece:
+                    text.append(piece)
+                    yield TextChunk(piece)
+            assembler.feed(delta.get("tool_calls"))
+            finish = choice.get("finish_reason") or finish
+    tail = think.flush()
+    if tail:
+        text.append(tail)
+        yield TextChunk(tail)
+    calls = assembler.calls()
+    for call in calls:
+        yield call
+    yield Completion("".join(text), calls, finish or ("tool_calls" if calls else "stop"), usage)
+
+
+def _json_chunk(data: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        log.warning("llm_bad_chunk", data=data[:200])
+        return {}
+    if not isinstance(chunk, dict):
+        return {}
+    if chunk.get("error"):
+        raise ProviderError(f"The LLM endpoint reported an error mid-stream: {chunk['error']}")
+    return chunk
+
+
+def parse_completion(body: bytes) -> Completion:
+    """Parse a non-streamed Chat Completions body, tolerating missing fields."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise ProviderError(
+            f"The LLM endpoint sent a body that is not JSON: {body[:200]!r}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ProviderError("The LLM endpoint sent an unexpected JSON body (not an object).")
+    if data.get("error"):
+        raise ProviderError(f"The LLM endpoint reported an error: {_error_message(body)}")
+    choices = data.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message") or {}
+    content = message.get("content")
+    text = strip_think(content) if isinstance(content, str) else ""
+    calls: list[ToolCall] = []
+    for raw in message.get("tool_calls") or []:
+        fn = raw.get("function") or {}
+        if fn.get("name"):
+            calls.append(ToolCall.from_raw(raw.get("id"), fn["name"], fn.get("arguments")))
+    finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
+    return Completion(text, calls, finish, data.get("usage"))

@@ -1,0 +1,115 @@
+"""Builds the core once (db, http client, settings, tools, provider, sessions) for any command."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import httpx
+
+from larkbot import __version__
+from larkbot.access import ToolAccess
+from larkbot.agent import Agent
+from larkbot.config import LiveSettings, Settings
+from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.providers.openai_compat import OpenAICompatProvider
+from larkbot.storage.db import Database
+from larkbot.storage.sessions import SessionStore
+from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
+from tools.runtime import ToolRuntime
+
+
+def new_http_client() -> httpx.AsyncClient:
+    """The one shared HTTP client (connection pool) of the process."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(30.0, connect=10.0),
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+        headers={"User-Agent": f"larkbot/{__version__}"},
+    )
+
+
+def build_registry(rt: ToolRuntime, plugins: bool = True) -> ToolRegistry:
+    """A registry with the built-in tools and (unless disabled) the plugins; no network."""
+    registry = ToolRegistry()
+    load_builtin_tools(registry, rt)
+    if plugins:
+        load_plugins(registry, rt)
+    return registry
+
+
+@dataclass
+class Core:
+    """Everything an agent needs, owned together and closed together."""
+
+    settings: Settings
+    live: LiveSettings
+    db: Database
+    http: httpx.AsyncClient
+    runtime: ToolRuntime
+    registry: ToolRegistry
+    provider: OpenAICompatProvider
+    store: SessionStore
+    grants: ConsentStore = field(default_factory=ConsentStore)
+    owns_http: bool = True
+
+    def agent(
+        self,
+        consent: ConsentProvider,
+        access: ToolAccess | None = None,
+        interface: str | None = None,
+    ) -> Agent:
+        """An Agent for `interface` (default: the runtime's) sharing this core's parts."""
+        return Agent(
+            self.provider,
+            self.registry,
+            self.store,
+            consent,
+            access,
+            self.live,
+            interface or self.runtime.interface,
+            grants=self.grants,
+        )
+
+    async def aclose(self) -> None:
+        """Close the database and (if this core created it) the HTTP client."""
+        if self.owns_http:
+            await self.http.aclose()
+        await self.db.close()
+
+
+async def build_core(
+    settings: Settings,
+    interface: str = "cli",
+    *,
+    http: httpx.AsyncClient | None = None,
+    plugins: bool = True,
+) -> Core:
+    """Open the database, create the session table and load the tools."""
+    live = LiveSettings(settings)
+    client = http or new_http_client()
+    db = Database(settings.storage.url)
+    try:
+        store = SessionStore(db)
+        await store.init()
+        rt = ToolRuntime(interface=interface, live=live, http=client, db=db)
+        registry = build_registry(rt, plugins)
+    except BaseException:
+        await db.close()
+        if http is None:
+            await client.aclose()
+        raise
+    provider = OpenAICompatProvider(settings.llm, client)
+    return Core(settings, live, db, client, rt, registry, provider, store, owns_http=http is None)
+
+
+@asynccontextmanager
+async def open_core(
+    settings: Settings, interface: str = "cli", **kwargs: bool
+) -> AsyncIterator[Core]:
+    """`build_core` as an async context manager."""
+    core = await build_core(settings, interface, plugins=kwargs.get("plugins", True))
+    try:
+        yield core
+    finally:
+        await core.aclose()

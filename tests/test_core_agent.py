@@ -1,0 +1,374 @@
+"""The agent loop against FakeLLM: concurrency, errors, consent, guard, max_steps, history."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from larkbot.consent import ChannelGuardProvider
+from larkbot.events import (
+    ConsentRequested,
+    ErrorEvent,
+    FinalAnswer,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UiPayload,
+)
+from tests.core_helpers import (
+    CardTool,
+    DangerTool,
+    EchoTool,
+    HangingTool,
+    RaisingTool,
+    ScriptedConsent,
+    SleepTool,
+    WebThing,
+    WriteTool,
+    collect,
+    ctx,
+    make_rig,
+)
+from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
+
+
+def finished(events: list) -> list[ToolFinished]:
+    return [e for e in events if isinstance(e, ToolFinished)]
+
+
+def final(events: list) -> FinalAnswer:
+    answers = [e for e in events if isinstance(e, FinalAnswer)]
+    assert len(answers) == 1, events
+    return answers[0]
+
+
+async def test_two_one_second_tools_run_concurrently(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [SleepTool()])
+    fake_llm.reply_tools(("sleep", {"seconds": 1}), ("sleep", {"seconds": 1}))
+    fake_llm.reply_text("both done")
+    started = time.perf_counter()
+    events = await collect(rig.agent, "sleep twice", ctx())
+    elapsed = time.perf_counter() - started
+    await rig.close()
+    assert elapsed < 1.5
+    assert [e.content for e in finished(events)] == ["slept 1", "slept 1"]
+    assert final(events).text == "both done"
+    tool_msgs = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tool_msgs] == ["slept 1", "slept 1"]
+
+
+async def test_failures_become_error_results_and_loop_answers(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [SleepTool(), RaisingTool(), HangingTool()])
+    fake_llm.reply_tools(
+        ("no_such_tool", {}),
+        ("sleep", {"seconds": "soon"}),
+        ("boom", {}),
+        ("hang", {}),
+    )
+    fake_llm.reply_text("I could not do it")
+    events = await collect(rig.agent, "try things", ctx())
+    await rig.close()
+    results = {e.name: e for e in finished(events)}
+    assert all(e.is_error for e in results.values())
+    assert "unknown tool 'no_such_tool'" in results["no_such_tool"].content
+    assert "'seconds'" in results["sleep"].content
+    assert "kaboom" in results["boom"].content
+    assert "timed out" in results["hang"].content
+    assert final(events).text == "I could not do it"
+    tool_msgs = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_msgs) == 4 and all(m["content"].startswith("Error:") for m in tool_msgs)
+
+
+async def test_broken_json_arguments_are_an_error_result(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()])
+    fake_llm.reply_tools(FakeToolCall("echo", '{"text": "unterminated'))
+    fake_llm.reply_text("sorry")
+    events = await collect(rig.agent, "x", ctx())
+    await rig.close()
+    (done,) = finished(events)
+    assert done.is_error and "not valid JSON" in done.content
+    assert final(events).text == "sorry"
+
+
+async def test_tools_see_the_request_context(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()])
+    fake_llm.reply_tools(("echo", {"text": "hi"}))
+    fake_llm.reply_text("ok")
+    events = await collect(rig.agent, "echo", ctx("sess-9"))
+    await rig.close()
+    assert finished(events)[0].content == "hi (from u1 in sess-9)"
+
+
+async def test_consent_directory_grant_covers_subdirs(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    consent = ScriptedConsent(answers=[True, True])
+    rig = await make_rig(fake_llm.base_url, tmp_path, [WriteTool()], consent=consent)
+    sub = tmp_path / "a" / "b"
+    (sub / "c").mkdir(parents=True)
+    (tmp_path / "a" / "other").mkdir()
+    fake_llm.reply_tools(("write", {"path": str(sub / "f.txt"), "content": "1"}))
+    fake_llm.reply_tools(("write", {"path": str(sub / "c" / "g.txt"), "content": "2"}))
+    fake_llm.reply_tools(("write", {"path": str(tmp_path / "a" / "other" / "h"), "content": "3"}))
+    fake_llm.reply_text("written")
+    events = await collect(rig.agent, "write three files", ctx())
+    await rig.close()
+    assert [r.scope for r in consent.asked] == [str(sub), str(tmp_path / "a" / "other")]
+    assert len([e for e in events if isinstance(e, ConsentRequested)]) == 2
+    assert (sub / "c" / "g.txt").read_text() == "2"
+
+
+async def test_consent_always_asks_every_time(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    consent = ScriptedConsent(answers=[True, True, False])
+    rig = await make_rig(fake_llm.base_url, tmp_path, [DangerTool()], consent=consent)
+    for _ in range(3):
+        fake_llm.reply_tools(("danger", {}))
+    fake_llm.reply_text("stopped")
+    events = await collect(rig.agent, "be dangerous", ctx())
+    await rig.close()
+    assert len(consent.asked) == 3 and all(r.always for r in consent.asked)
+    results = finished(events)
+    assert [r.is_error for r in results] == [False, False, True]
+    assert "not allowed" in results[2].content
+    assert not rig.agent.grants.is_granted("s1", "danger")
+
+
+async def test_declined_call_does_not_run(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    consent = ScriptedConsent(answers=[False])
+    rig = await make_rig(fake_llm.base_url, tmp_path, [WriteTool()], consent=consent)
+    target = tmp_path / "nope.txt"
+    fake_llm.reply_tools(("write", {"path": str(target), "content": "x"}))
+    fake_llm.reply_text("ok, not written")
+    events = await collect(rig.agent, "write", ctx())
+    await rig.close()
+    assert not target.exists()
+    assert not [e for e in events if isinstance(e, ToolStarted)]
+    assert finished(events)[0].is_error
+
+
+async def test_channel_guard_refuses_non_owner_even_exempt_paths(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    exempt = tmp_path / "tmpdir"
+    exempt.mkdir()
+    rig = await make_rig(
+        fake_llm.base_url,
+        tmp_path,
+        [WriteTool(exempt=exempt)],
+        consent=ChannelGuardProvider(),
+        interface="lark",
+    )
+    target = exempt / "x.txt"
+    fake_llm.reply_tools(("write", {"path": str(target), "content": "x"}))
+    fake_llm.reply_text("I can't do that for you")
+    events = await collect(rig.agent, "write", ctx(owner=False, interface="lark"))
+    assert not target.exists()
+    (done,) = finished(events)
+    assert done.is_error and "only the bot's owner" in done.content
+    # the owner's identical call goes through, and so does a consent-needing one
+    outside = tmp_path / "owner.txt"
+    fake_llm.reply_tools(
+        ("write", {"path": str(target), "content": "x"}),
+        ("write", {"path": str(outside), "content": "y"}),
+    )
+    fake_llm.reply_text("done")
+    events = await collect(rig.agent, "write", ctx("s2", owner=True, interface="lark"))
+    await rig.close()
+    assert target.read_text() == "x" and outside.read_text() == "y"
+    assert not any(e.is_error for e in finished(events))
+
+
+async def test_channel_guard_asks_owner_approval_for_always_calls(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    approval = ScriptedConsent(answers=[False])
+    guard = ChannelGuardProvider(owner_approval=approval)
+    rig = await make_rig(fake_llm.base_url, tmp_path, [DangerTool()], consent=guard)
+    fake_llm.reply_tools(("danger", {}))
+    fake_llm.reply_text("denied")
+    events = await collect(rig.agent, "go", ctx())
+    await rig.close()
+    assert len(approval.asked) == 1
+    assert finished(events)[0].is_error
+
+
+async def test_max_steps_is_reached_and_said(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()], max_steps=3)
+    fake_llm.responder = lambda body: Reply(
+        text="working…", tool_calls=[FakeToolCall("echo", {"text": "again"}, id="c1")]
+    )
+    events = await collect(rig.agent, "loop forever", ctx())
+    history = await rig.store.load("s1")
+    await rig.close()
+    assert len(fake_llm.requests) == 3
+    answer = final(events)
+    assert "3 steps" in answer.text and "agent.max_steps" in answer.text
+    assert history[-1]["role"] == "assistant" and "agent.max_steps" in history[-1]["content"]
+
+
+async def test_provider_failure_is_an_error_event_and_user_message_kept(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [])
+    fake_llm.reply_error(401, "bad key")
+    events = await collect(rig.agent, "hello there", ctx())
+    history = await rig.store.load("s1")
+    await rig.close()
+    (error,) = [e for e in events if isinstance(e, ErrorEvent)]
+    assert "llm.api_key" in error.message
+    assert history == [{"role": "user", "content": "hello there"}]
+
+
+async def test_history_continues_across_turns(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()])
+    fake_llm.reply_tools(("echo", {"text": "a"}))
+    fake_llm.reply_text("first")
+    fake_llm.reply_text("second")
+    await collect(rig.agent, "one", ctx())
+    events = await collect(rig.agent, "two", ctx())
+    await rig.close()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "second"
+    roles = [m["role"] for m in fake_llm.requests[-1]["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+
+
+async def test_ui_payloads_are_events_and_in_final_answer(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [CardTool()])
+    fake_llm.reply_tools(("card", {}))
+    fake_llm.reply_text("here is a card")
+    events = await collect(rig.agent, "card please", ctx())
+    await rig.close()
+    assert [e.ui for e in events if isinstance(e, UiPayload)] == [{"lark_card": {"header": "hi"}}]
+    assert final(events).ui == [{"lark_card": {"header": "hi"}}]
+
+
+async def test_fast_path_advertises_few_tools_and_find_tools_activates(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    rig = await make_rig(
+        fake_llm.base_url, tmp_path, [EchoTool(), SleepTool(), CardTool()], fast_path=True
+    )
+    fake_llm.reply_tools(("find_tools", {"query": "sleep for a while"}))
+    fake_llm.reply_tools(("sleep", {"seconds": 0}))
+    fake_llm.reply_text("done")
+    await collect(rig.agent, "please nap", ctx())
+    await rig.close()
+
+    def names(i: int) -> list[str]:
+        return [t["function"]["name"] for t in fake_llm.requests[i]["tools"]]
+
+    assert names(0) == ["echo", "find_tools"]
+    assert names(1) == ["echo", "sleep", "find_tools"]
+    assert len(fake_llm.requests[0]["messages"][0]["content"]) < 800
+
+
+async def test_unadvertised_tool_is_still_executed(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool(), SleepTool()], fast_path=True)
+    fake_llm.reply_tools(("sleep", {"seconds": 0}))
+    fake_llm.reply_text("done")
+    events = await collect(rig.agent, "nap", ctx())
+    await rig.close()
+    assert finished(events)[0].content == "slept 0"
+
+
+async def test_tool_of_another_interface_is_unknown_here(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [WebThing(), EchoTool()])
+    fake_llm.reply_tools(("web_only", {}))
+    fake_llm.reply_text("ok")
+    events = await collect(rig.agent, "x", ctx())
+    await rig.close()
+    assert finished(events)[0].is_error
+    assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["echo"]
+
+
+async def test_access_refusal_blocks_the_call(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    class NoEcho:
+        def refusal(self, tool, ctx):  # type: ignore[no-untyped-def]
+            return "echo is for owners only" if tool.name == "echo" else None
+
+        def visible(self, tools, ctx):  # type: ignore[no-untyped-def]
+            return [t for t in tools if t.name != "echo"]
+
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()], access=NoEcho())
+    fake_llm.reply_tools(("echo", {"text": "x"}))
+    fake_llm.reply_text("refused")
+    events = await collect(rig.agent, "x", ctx())
+    await rig.close()
+    assert "owners only" in finished(events)[0].content
+    assert "tools" not in fake_llm.requests[0]
+
+
+async def test_run_returns_the_final_answer(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(
+        fake_llm.base_url,
+        tmp_path,
+        [],
+    )
+    fake_llm.reply_text("Bonjour !")
+    answer = await rig.agent.run("s1", "Salut", ctx())
+    await rig.close()
+    assert answer.text == "Bonjour !"
+
+
+async def test_system_prompt_names_date_channel_and_language(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [])
+    fake_llm.reply_text("好的")
+    await collect(rig.agent, "你好，帮我看看", ctx())
+    await rig.close()
+    system = fake_llm.requests[0]["messages"][0]["content"]
+    assert "Chinese" in system and "terminal" in system
+    assert time.strftime("%Y") in system
+
+
+async def test_failed_turn_keeps_finished_tool_rounds(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()])
+    fake_llm.reply_tools(("echo", {"text": "a"}))
+    for _ in range(4):  # the first reply plus every retry fail
+        fake_llm.reply_error(500, "down")
+    events = await collect(rig.agent, "go", ctx())
+    history = await rig.store.load("s1")
+    await rig.close()
+    assert isinstance(events[-1], ErrorEvent) and "HTTP 500" in events[-1].message
+    assert [m["role"] for m in history] == ["user", "assistant", "tool"]
+
+
+async def test_non_streaming_mode(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()])
+    rig.agent.settings.llm.stream = False
+    fake_llm.reply_tools(("echo", {"text": "a"}))
+    fake_llm.reply_text("plain")
+    events = await collect(rig.agent, "go", ctx())
+    await rig.close()
+    assert final(events).text == "plain"
+    assert all(r["stream"] is False for r in fake_llm.requests)
+
+
+async def test_turns_of_one_session_are_serialised(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    import asyncio
+
+    rig = await make_rig(fake_llm.base_url, tmp_path, [SleepTool()])
+    fake_llm.reply_tools(("sleep", {"seconds": 0.2}))
+    fake_llm.reply_text("first")
+    fake_llm.reply_text("second")
+    await asyncio.gather(rig.agent.run("s1", "one", ctx()), rig.agent.run("s1", "two", ctx()))
+    history = await rig.store.load("s1")
+    await rig.close()
+    roles = [m["role"] for m in history]
+    assert roles == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+
+
+async def test_disabled_tools_are_hidden_and_refused_without_restart(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool(), SleepTool()])
+    rig.agent.settings.tools.disabled = ["sleep"]  # what a hot reload of `tools:` does
+    fake_llm.reply_tools(("sleep", {"seconds": 0}))
+    fake_llm.reply_text("ok")
+    events = await collect(rig.agent, "x", ctx())
+    await rig.close()
+    assert [t["function"]["name"] for t in fake_llm.requests[0]["tools"]] == ["echo"]
+    assert finished(events)[0].is_error

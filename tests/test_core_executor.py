@@ -1,0 +1,110 @@
+"""ToolExecutor: concurrency, timeouts, validation, output caps and compression."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from larkbot.providers.base import ToolCall
+from tests.core_helpers import EchoTool, HangingTool, RaisingTool, SleepTool
+from tools.base import BaseTool
+from tools.executor import ToolExecutor
+from tools.output import MAX_OUTPUT_CHARS, compress, fit_output
+from tools.registry import ToolRegistry
+
+
+class BigTool(BaseTool):
+    name = "big"
+    description = "Prints a lot."
+
+    def __init__(self, text: str, no_compress: bool = False) -> None:
+        self.text = text
+        self.no_compress = no_compress
+
+    async def run(self, **kw: Any) -> str:
+        return self.text
+
+
+class TimeoutArgTool(BaseTool):
+    name = "waits"
+    description = "Has a timeout argument."
+    parameters = {"type": "object", "properties": {"timeout": {"type": "integer"}}}  # noqa: RUF012
+    timeout = 0.1
+
+    async def run(self, **kw: Any) -> str:
+        await asyncio.sleep(0.3)
+        return "waited"
+
+
+def executor(*tools: BaseTool, timeout: float = 5.0) -> ToolExecutor:
+    registry = ToolRegistry()
+    for t in tools:
+        registry.register(t)
+    return ToolExecutor(registry, timeout)
+
+
+async def test_execute_many_runs_concurrently() -> None:
+    ex = executor(SleepTool())
+    started = time.perf_counter()
+    results = await ex.execute_many(
+        [ToolCall(f"c{i}", "sleep", {"seconds": 0.5}) for i in range(4)]
+    )
+    assert time.perf_counter() - started < 0.9
+    assert [r.content for r in results] == ["slept 0.5"] * 4
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (ToolCall("1", "missing", {}), "unknown tool 'missing'"),
+        (ToolCall("2", "echo", {}), "missing required argument 'text'"),
+        (ToolCall("3", "echo", {"text": 5}), "invalid argument 'text'"),
+        (ToolCall("4", "echo", {}, parse_error="arguments are not valid JSON"), "not valid JSON"),
+        (ToolCall("5", "boom", {}), "boom failed: RuntimeError: kaboom"),
+        (ToolCall("6", "hang", {}), "hang timed out after 0.2 s"),
+    ],
+)
+async def test_failures_are_error_results(call: ToolCall, needle: str) -> None:
+    result = await executor(EchoTool(), RaisingTool(), HangingTool()).execute(call)
+    assert result.is_error and needle in result.content
+
+
+async def test_timeout_argument_widens_the_timeout() -> None:
+    ex = executor(TimeoutArgTool())
+    short = await ex.execute(ToolCall("1", "waits", {}))
+    long = await ex.execute(ToolCall("2", "waits", {"timeout": 1}))
+    assert short.is_error and not long.is_error
+
+
+async def test_cancellation_propagates() -> None:
+    ex = executor(SleepTool())
+    task = asyncio.create_task(ex.execute(ToolCall("1", "sleep", {"seconds": 5})))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_long_output_is_cut_with_a_marker() -> None:
+    text = "".join(f"line {i:05d} {'x' * 40}\n" for i in range(1000))
+    result = await executor(BigTool(text, no_compress=True)).execute(ToolCall("1", "big", {}))
+    assert result.content.startswith(text[:MAX_OUTPUT_CHARS])
+    assert f"[… {len(text) - MAX_OUTPUT_CHARS} chars cut …]" in result.content
+
+
+async def test_compressible_output_keeps_head_and_tail() -> None:
+    text = "START\n" + "word   \t  word\n\n\n\n" * 2000 + "THE END"
+    result = await executor(BigTool(text)).execute(ToolCall("1", "big", {}))
+    assert result.content.startswith("START\nword word\n\nword word")
+    assert result.content.endswith("THE END") and "chars cut" in result.content
+    assert len(result.content) < MAX_OUTPUT_CHARS + 50
+
+
+def test_no_compress_output_is_verbatim() -> None:
+    text = "a    b\n\n\n\nc  " * 500
+    assert fit_output(text, no_compress=True) == text
+    assert fit_output("short   text\n\n\n", no_compress=False) == "short   text\n\n\n"
+    assert compress("a  \t b   \n\n\n\nc") == "a b\n\nc"

@@ -1,0 +1,121 @@
+"""MCP client against a real MCP server written with the SDK, over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from larkbot.config import McpServerConfig
+from tools.base import ToolResult
+from tools.mcp import McpManager, McpTool, tool_name
+from tools.registry import ToolRegistry
+
+SERVER = str(Path(__file__).parent / "fixtures" / "mcp_demo_server.py")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def call(registry: ToolRegistry, name: str, **kwargs: object) -> ToolResult:
+    tool = registry.get(name)
+    assert isinstance(tool, McpTool), f"{name} not registered: {[t.name for t in registry.all()]}"
+    result = await tool.run(**kwargs)
+    assert isinstance(result, ToolResult)
+    return result
+
+
+@pytest.fixture
+async def stdio_registry() -> AsyncIterator[ToolRegistry]:
+    registry = ToolRegistry()
+    cfg = McpServerConfig(command=[sys.executable, SERVER], timeout_seconds=10)
+    manager = McpManager({"demo": cfg}, registry)
+    await manager.start(wait=20)
+    yield registry
+    await manager.stop()
+
+
+async def test_tools_registered_with_prefix_and_flags(stdio_registry: ToolRegistry) -> None:
+    names = {t.name for t in stdio_registry.all()}
+    assert {"mcp_demo_add", "mcp_demo_echo", "mcp_demo_boom", "mcp_demo_crash"} <= names
+    echo, add = stdio_registry.get("mcp_demo_echo"), stdio_registry.get("mcp_demo_add")
+    assert echo is not None and not echo.side_effect  # annotated read-only
+    assert add is not None and add.side_effect and add.private_data
+    assert add.parameters["properties"].keys() == {"a", "b"}
+
+
+async def test_calls_return_results_and_errors(stdio_registry: ToolRegistry) -> None:
+    assert (await call(stdio_registry, "mcp_demo_add", a=2, b=3)).content == "5"
+    assert (await call(stdio_registry, "mcp_demo_echo", text="hi")).content == "echo: hi"
+    image = await call(stdio_registry, "mcp_demo_pixel")
+    assert image.content.startswith("[image: image/png") and not image.is_error
+    boom = await call(stdio_registry, "mcp_demo_boom")
+    assert boom.is_error and "Error executing tool boom" in boom.content
+
+
+async def test_server_crash_is_survived_and_reconnected(stdio_registry: ToolRegistry) -> None:
+    crashed = await call(stdio_registry, "mcp_demo_crash")
+    assert crashed.is_error and "reconnect" in crashed.content
+    deadline = time.monotonic() + 20
+    while True:  # bounded: the supervisor respawns the server within its 1 s backoff
+        result = await call(stdio_registry, "mcp_demo_add", a=1, b=1)
+        if not result.is_error or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    assert result.content == "2" and not result.is_error
+
+
+async def test_failing_server_is_skipped() -> None:
+    registry = ToolRegistry()
+    manager = McpManager({"broken": McpServerConfig(command=["/nonexistent/mcp-server"])}, registry)
+    await manager.start(wait=2)
+    assert registry.all() == []
+    await manager.stop()
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=0.5)
+            break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+async def test_streamable_http(http_server: str) -> None:
+    registry = ToolRegistry()
+    cfg = McpServerConfig(url=http_server, headers={"X-Test": "1"}, timeout_seconds=10)
+    manager = McpManager({"web": cfg}, registry)
+    await manager.start(wait=20)
+    try:
+        assert (await call(registry, "mcp_web_add", a=20, b=22)).content == "42"
+        assert (await call(registry, "mcp_web_boom")).is_error
+    finally:
+        await manager.stop()
+    assert registry.get("mcp_web_add") is None
+
+
+def test_tool_names_are_sanitised_bounded_and_unique() -> None:
+    assert tool_name("my server", "get.file", set()) == "mcp_my_server_get_file"
+    long = tool_name("s", "x" * 100, set())
+    assert len(long) == 64
+    first = tool_name("a", "b", set())
+    assert tool_name("a", "b", {first}) != first
