@@ -1,0 +1,83 @@
+"""Approval cards: Approve / Deny for an owner's dangerous call, and their resolved states."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cards.lark_budget import base_card, grey_note
+
+MAX_SHOWN_CHARS = 1500
+RESOLVED = {
+    "approved": ("green", "✅ Approved — running it."),
+    "denied": ("red", "❌ Denied — not run."),
+    "expired": ("grey", "⌛ Expired — not run."),
+}
+
+
+def _call_text(tool: str, arguments: dict[str, Any]) -> str:
+    """The call as a code block: a shell command as is, other tools as JSON; cut to fit."""
+    command = arguments.get("command") if tool == "shell" else None
+    text = (
+        command if isinstance(command, str) else json.dumps(arguments, ensure_ascii=False, indent=1)
+    )
+    if len(text) > MAX_SHOWN_CHARS:
+        text = text[: MAX_SHOWN_CHARS - 1] + "…"
+    return "```text\n" + text.replace("```", "ˋˋˋ") + "\n```"
+
+
+def _body(tool: str, description: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"tag": "markdown", "content": f"**{tool}**: {description}"},
+        {"tag": "markdown", "content": _call_text(tool, arguments)},
+    ]
+
+
+def _button(label: str, kind: str, approval_id: str, decision: str) -> dict[str, Any]:
+    return {
+        "tag": "column",
+        "width": "auto",
+        "elements": [
+            {
+                "tag": "button",
+                "text": {"tag": "plain_text", "content": label},
+                "type": kind,
+                "behaviors": [
+                    {"type": "callback", "value": {"approval": approval_id, "decision": decision}}
+                ],
+            }
+        ],
+    }
+
+
+def approval_card(
+    approval_id: str, tool: str, description: str, arguments: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """The question: what would run, Approve / Deny buttons, who may answer and until when."""
+    elements = _body(tool, description, arguments)
+    elements.append(
+        {
+            "tag": "column_set",
+            "horizontal_spacing": "8px",
+            "columns": [
+                _button("Approve", "primary_filled", approval_id, "approve"),
+                _button("Deny", "danger", approval_id, "deny"),
+            ],
+        }
+    )
+    minutes = f"{timeout / 60:g} min" if timeout >= 60 else f"{timeout:g} s"
+    elements.append(
+        grey_note(f"Only the bot's owner can answer. Expires in {minutes} (then not run).")
+    )
+    return base_card("Approval needed", elements, "orange", subtitle=tool)
+
+
+def resolved_card(
+    state: str, tool: str, description: str, arguments: dict[str, Any], by: str = ""
+) -> dict[str, Any]:
+    """The card after the answer (or the timeout): no buttons, the outcome in colour."""
+    color, line = RESOLVED[state]
+    elements = _body(tool, description, arguments)
+    who = f" (by <at id={by}></at>)" if by and state != "expired" else ""
+    elements.append({"tag": "markdown", "content": line + who})
+    return base_card("Approval", elements, color, subtitle=tool)

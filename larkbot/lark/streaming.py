@@ -1,0 +1,231 @@
+"""StreamingCardView: a turn longer than ~1 s shows one live card (steps, then the answer).
+
+CardKit first (create a streaming entity, reply with it by card_id, PUT the element's full text
+with a rising sequence, then streaming_mode off); when CardKit refuses, an ordinary card updated
+by PATCH. Updates are throttled (`lark.stream_updates_per_second`). Whatever fails — the card,
+an update, the final state — the answer still goes out as a plain reply (PlainReplyView), so
+it is never lost; a card left behind is closed with a pointer to that reply when possible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from cards import lark_cards_of
+from cards.lark_budget import markdown_cards
+from larkbot.config import LarkConfig
+from larkbot.context import RequestContext
+from larkbot.events import AgentEvent, FinalAnswer
+from larkbot.lark.client import LarkClient
+from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.progress import (
+    ELEMENT_ID,
+    Progress,
+    final_settings,
+    plain_card,
+    streaming_card,
+)
+from larkbot.lark.render import reply_uuid
+from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
+from larkbot.logs import get_logger
+
+log = get_logger("larkbot.lark.streaming")
+STREAM_AFTER_SECONDS = 1.0  # shorter turns get a plain reply only
+STOP_WAIT_SECONDS = 10.0  # how long finish() waits for an in-flight update
+MOVED = "The answer is in the next message."
+STREAM_MAX_BYTES = 20_000  # live text kept well under the 30 KB card limit (JSON escaping)
+
+
+def live_text(content: str) -> str:
+    """The live card's text, cut (at a character) once it nears the card limit."""
+    raw = content.encode("utf-8")
+    if len(raw) <= STREAM_MAX_BYTES:
+        return content
+    return raw[:STREAM_MAX_BYTES].decode("utf-8", "ignore") + "…"
+
+
+class StreamingCardView:
+    """TurnView with a live progress card and a plain-reply fallback (see the module doc)."""
+
+    def __init__(
+        self,
+        client: LarkClient,
+        message: InboundMessage,
+        lark: LarkConfig,
+        *,
+        delay: float = STREAM_AFTER_SECONDS,
+    ) -> None:
+        self.client = client
+        self.message = message
+        self.plain = PlainReplyView(client, message)
+        self.interval = 1.0 / lark.stream_updates_per_second
+        self.lifetime = lark.turn_timeout_seconds + 60.0
+        self.progress = Progress()
+        self.card_id = ""  # CardKit entity, when that path works
+        self.message_id = ""  # the card's message (either path)
+        self.broken = False  # an update failed: stop touching the card, deliver plainly
+        self.pushed = ""
+        self._sequence = 0
+        self._changed = asyncio.Event()
+        self._done = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run(delay), name="lark-stream")
+
+    # ---- TurnView ----------------------------------------------------------------------------
+    async def on_event(self, event: AgentEvent) -> None:
+        """Record the event; the updater pushes it at the throttled rate."""
+        if self.progress.apply(event):
+            self._changed.set()
+
+    async def finish(self, answer: FinalAnswer) -> None:
+        """Final state on the card (answer in full, streaming off), or a plain reply."""
+        await self._stop()
+        ui = answer.ui or self.progress.ui
+        if not self.message_id or self.broken:
+            await self._close_quietly()
+            await self.plain.finish(FinalAnswer(answer.text, ui))
+            return
+        pieces = markdown_cards(self.progress.render(answer.text, final=True))
+        contents = [str(c["body"]["elements"][0]["content"]) for c in pieces]
+        try:
+            await self._final(contents[0], answer.text)
+        except Exception:
+            log.warning(
+                "lark_stream_final_failed", message_id=self.message.message_id, exc_info=True
+            )
+            self.broken = True
+            await self._close_quietly()
+            await self.plain.finish(FinalAnswer(answer.text, ui))
+            return
+        for i, card in enumerate(pieces[1:]):  # the rest of a very long answer
+            await self._reply(card, f"more{i}")
+        cards = [card for payload in ui for card in lark_cards_of(payload)]
+        for i, card in enumerate(cards):  # each ui card as its own message, after the answer
+            await self._reply(card, f"ui{i}")
+
+    async def fail(self, message: str) -> None:
+        """Show the failure on the card when one is open, else as a plain reply."""
+        await self._stop()
+        text = f"Sorry, I could not answer that: {message}"
+        if self.message_id and not self.broken:
+            try:
+                await self._final(self.progress.render(text, final=True), text)
+                return
+            except Exception:
+                log.warning("lark_stream_fail_card_failed", exc_info=True)
+                self.broken = True
+        await self._close_quietly()
+        await self.plain.fail(message)
+
+    # ---- the updater -------------------------------------------------------------------------
+    async def _run(self, delay: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._done.wait(), delay)
+            return  # finished quickly: no card at all
+        try:
+            await self._open()
+            async with asyncio.timeout(self.lifetime):  # bounded even if never finished
+                while not self._done.is_set() and not self.broken:
+                    await self._wait_change()
+                    if self._done.is_set():
+                        break
+                    self._changed.clear()
+                    await self._push()
+                    await asyncio.sleep(self.interval)  # throttle: the platform's quota
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("lark_stream_failed", message_id=self.message.message_id, exc_info=True)
+            self.broken = True
+
+    async def _wait_change(self) -> None:
+        changed = asyncio.ensure_future(self._changed.wait())
+        done = asyncio.ensure_future(self._done.wait())
+        try:
+            await asyncio.wait({changed, done}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            changed.cancel()
+            done.cancel()
+
+    async def _open(self) -> None:
+        """Create and send the card: CardKit entity, else an ordinary card (PATCH path)."""
+        content = self.progress.render()
+        try:
+            self.card_id = await self.client.create_card(streaming_card(content))
+            entity = {"type": "card", "data": {"card_id": self.card_id}}
+            self.message_id = await self._reply(entity, "stream")
+        except Exception as err:
+            log.info("lark_cardkit_unavailable", error=f"{type(err).__name__}: {err}")
+            self.card_id = ""
+            self.message_id = await self._reply(plain_card(content), "stream2")
+        self.pushed = content
+
+    async def _push(self) -> None:
+        content = live_text(self.progress.render())
+        if content == self.pushed:
+            return
+        if self.card_id:
+            await self.client.stream_text(self.card_id, ELEMENT_ID, content, self._next())
+        else:
+            await self.client.patch(self.message_id, plain_card(content))
+        self.pushed = content
+
+    async def _final(self, content: str, answer: str) -> None:
+        """The card's last state: full text, streaming mode off (CardKit) or a final PATCH."""
+        if self.card_id:
+            if content != self.pushed:
+                await self.client.stream_text(self.card_id, ELEMENT_ID, content, self._next())
+            await self.client.update_card_settings(
+                self.card_id, final_settings(answer), self._next()
+            )
+        else:
+            await self.client.patch(self.message_id, plain_card(content, answer))
+        self.pushed = content
+
+    async def _close_quietly(self) -> None:
+        """Best effort: a card left open points to the plain reply and stops 'generating'."""
+        if not self.message_id:
+            return
+        with contextlib.suppress(Exception):
+            if self.card_id:
+                await self.client.update_card_settings(
+                    self.card_id, final_settings(MOVED), self._next()
+                )
+            else:
+                await self.client.patch(self.message_id, plain_card(MOVED, MOVED))
+
+    async def _stop(self) -> None:
+        """End the updater: let an in-flight call finish (bounded), then cancel."""
+        self._done.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), STOP_WAIT_SECONDS)
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self.broken = self.broken or bool(self.message_id)
+
+    async def _reply(self, content: dict[str, Any], part: str) -> str:
+        return await self.client.reply(
+            self.message.message_id,
+            "interactive",
+            content,
+            uuid=reply_uuid(self.message.message_id, part),
+            reply_in_thread=bool(self.message.thread_id),
+        )
+
+    def _next(self) -> int:
+        self._sequence += 1
+        return self._sequence
+
+
+def make_view_factory(client: LarkClient, lark: LarkConfig) -> ViewFactory:
+    """Streaming cards when `lark.streaming` is on, else plain replies (App's view factory)."""
+
+    def factory(msg: InboundMessage, ctx: RequestContext) -> TurnView:
+        if not lark.streaming:
+            return PlainReplyView(client, msg)
+        return StreamingCardView(client, msg, lark)
+
+    return factory

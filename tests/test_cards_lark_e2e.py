@@ -1,0 +1,146 @@
+"""Cards in Lark end to end: signed events → App → FakeLLM → FakeLark (ui cards, streaming)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cards import validate_lark_card
+from larkbot.lark.progress import ELEMENT_ID
+from tests.cards_samples import SAMPLES
+from tests.fakes.lark_server import FakeLark
+from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
+from tests.lark_harness import Served, message_event, settings_for
+
+CREATE = "POST /open-apis/cardkit/v1/cards"
+CONTENT = "PUT /open-apis/cardkit/v1/cards/{card_id}/elements/{element_id}/content"
+SETTINGS = "PATCH /open-apis/cardkit/v1/cards/{card_id}/settings"
+ANSWER = "Phones compared: **Redmi K70** is the cheapest.\n\nAsk me for more details."
+
+
+def streaming(home: Path, lark: FakeLark, llm: FakeLLM) -> Any:
+    """Settings with streaming cards on, updates at up to 10/s."""
+    return settings_for(
+        home, lark.domain, llm.base_url, lark={"streaming": True, "stream_updates_per_second": 10}
+    )
+
+
+def slow_ui_turn(llm: FakeLLM) -> None:
+    """A turn that takes > 1 s: a ui_card call, then the answer streamed in small pieces."""
+    call = FakeToolCall("ui_card", {"card": SAMPLES["compare"]})
+    llm.add(Reply(tool_calls=[call], delay=1.3), Reply(text=ANSWER, text_chunk=3, delay=0.2))
+
+
+def plain_answers(fake: FakeLark) -> list[dict[str, Any]]:
+    """Messages that carry the answer text itself (not the streaming card entity)."""
+    return [m for m in fake.sent if ANSWER[:20] in m["content"]]
+
+
+def interactive(fake: FakeLark) -> list[dict[str, Any]]:
+    """The interactive messages sent, in order."""
+    return [m for m in fake.sent if m["msg_type"] == "interactive"]
+
+
+async def test_ui_card_turn_sends_a_separate_interactive_message(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply_tools(("ui_card", {"card": SAMPLES["rank"]})).reply_text("Django leads.")
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        await s.post_event(message_event("rank frameworks", message_id="om_ui_1"))
+        await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2)
+        assert await s.app.dispatcher.join(5)
+    text, card = fake_lark.sent
+    assert text["body"] == {"text": "Django leads."}
+    assert card["msg_type"] == "interactive" and card["reply_to"] == "om_ui_1"
+    assert validate_lark_card(card["body"]) == []
+    assert card["body"]["header"]["title"]["content"] == "Python web frameworks"
+    tool_message = next(m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool")
+    assert "Shown to the user as a rank card" in tool_message["content"]
+
+
+async def test_slow_turn_streams_one_card_and_finalises_it(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    slow_ui_turn(fake_llm)
+    async with Served(streaming(home, fake_lark, fake_llm)) as s:
+        await s.post_event(message_event("compare phones", message_id="om_slow_1"))
+        await fake_lark.wait_for(lambda: len(interactive(fake_lark)) == 2, timeout=10)
+        assert await s.app.dispatcher.join(5)
+    (card,) = fake_lark.cardkit.cards.values()
+    stream_msg, ui_msg = interactive(fake_lark)
+    assert stream_msg["body"] == {"type": "card", "data": {"card_id": card.card_id}}
+    assert stream_msg["reply_to"] == "om_slow_1"
+    history = card.element_history[ELEMENT_ID]
+    assert (
+        any("⚙ **ui_card**" in h for h in history)
+        or "⚙ **ui_card**" in card.card["body"]["elements"][0]["content"]
+    )
+    assert any("✓ **ui_card**" in h for h in history)
+    final = card.elements[ELEMENT_ID]
+    assert final.endswith(ANSWER) and "✓ **ui_card**" in final
+    assert card.streaming_mode is False  # final state: streaming off
+    assert card.ops[-1][0] == "settings"
+    assert card.sequences == sorted(set(card.sequences))  # strictly increasing
+    assert ui_msg["body"]["header"]["title"]["content"] == "Phones under 4000 CNY"
+    assert not [m for m in fake_lark.sent if m["msg_type"] == "text"]  # the card holds the answer
+
+
+async def test_quick_turn_gets_no_streaming_card(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply_text("quick")
+    async with Served(streaming(home, fake_lark, fake_llm)) as s:
+        await s.post_event(message_event("hi", message_id="om_quick_1"))
+        await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
+        assert await s.app.dispatcher.join(5)
+    assert fake_lark.cardkit.cards == {}
+    assert fake_lark.sent[0]["body"] == {"text": "quick"}
+
+
+async def test_cardkit_create_rejected_uses_a_patched_card(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_lark.fail_next(CREATE, status=400, code=230099, msg="card build failed")
+    slow_ui_turn(fake_llm)
+    async with Served(streaming(home, fake_lark, fake_llm)) as s:
+        await s.post_event(message_event("compare", message_id="om_patch_1"))
+        await fake_lark.wait_for(lambda: len(interactive(fake_lark)) == 2, timeout=10)
+        assert await s.app.dispatcher.join(5)
+    progress = interactive(fake_lark)[0]
+    assert progress["body"]["config"].get("streaming_mode") is None
+    assert fake_lark.patches, "the ordinary card is updated by PATCH"
+    final = json.loads(fake_lark.patches[-1]["content"])
+    assert validate_lark_card(final) == []
+    assert final["body"]["elements"][0]["content"].endswith(ANSWER)
+    assert final["config"]["summary"]["content"] == "Phones compared: Redmi K70 is the cheapest."
+
+
+async def test_cardkit_500_on_updates_falls_back_to_a_plain_answer(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_lark.fail_next(CONTENT, status=500, code=500, times=100)
+    slow_ui_turn(fake_llm)
+    async with Served(streaming(home, fake_lark, fake_llm)) as s:
+        await s.post_event(message_event("compare", message_id="om_500_1"))
+        await fake_lark.wait_for(lambda: len(plain_answers(fake_lark)) == 1, timeout=15)
+        assert await s.app.dispatcher.join(10)
+    assert len(plain_answers(fake_lark)) == 1, "the answer arrives once, as a plain reply"
+    assert "Phones under 4000 CNY" in fake_lark.sent[-1]["content"]  # then the ui card
+    (card,) = fake_lark.cardkit.cards.values()
+    assert card.streaming_mode is False  # the orphaned card was closed
+    assert "next message" in str(card.settings_updates[-1])
+
+
+async def test_final_card_rejected_11310_falls_back_to_a_plain_answer(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_lark.fail_next(SETTINGS, status=400, code=11310, msg="element exceeds the limit")
+    slow_ui_turn(fake_llm)
+    async with Served(streaming(home, fake_lark, fake_llm)) as s:
+        await s.post_event(message_event("compare", message_id="om_11310_1"))
+        await fake_lark.wait_for(lambda: len(interactive(fake_lark)) >= 3, timeout=10)
+        assert await s.app.dispatcher.join(5)
+    (answer,) = plain_answers(fake_lark)
+    assert answer["body"]["body"]["elements"][0]["content"] == ANSWER
+    assert "Phones under 4000 CNY" in fake_lark.sent[-1]["content"]
