@@ -16,6 +16,7 @@ from larkbot.consent import ConsentProvider, ConsentStore
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
+from tools.mcp import McpManager
 from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
 from tools.runtime import ToolRuntime
 
@@ -52,6 +53,7 @@ class Core:
     store: SessionStore
     grants: ConsentStore = field(default_factory=ConsentStore)
     owns_http: bool = True
+    mcp: McpManager | None = None
 
     def agent(
         self,
@@ -72,7 +74,9 @@ class Core:
         )
 
     async def aclose(self) -> None:
-        """Close the database and (if this core created it) the HTTP client."""
+        """Stop MCP servers, close the database and (if this core created it) the HTTP client."""
+        if self.mcp is not None:
+            await self.mcp.stop()
         if self.owns_http:
             await self.http.aclose()
         await self.db.close()
@@ -84,8 +88,9 @@ async def build_core(
     *,
     http: httpx.AsyncClient | None = None,
     plugins: bool = True,
+    mcp: bool = True,
 ) -> Core:
-    """Open the database, create the session table and load the tools."""
+    """Open the database, create the session table, load the tools and connect MCP servers."""
     live = LiveSettings(settings)
     client = http or new_http_client()
     db = Database(settings.storage.url)
@@ -100,7 +105,12 @@ async def build_core(
             await client.aclose()
         raise
     provider = OpenAICompatProvider(settings.llm, client)
-    return Core(settings, live, db, client, rt, registry, provider, store, owns_http=http is None)
+    core = Core(settings, live, db, client, rt, registry, provider, store, owns_http=http is None)
+    if mcp and settings.mcp.servers:
+        # a server that fails to start is logged and retried in the background, never fatal
+        core.mcp = McpManager(settings.mcp.servers, registry)
+        await core.mcp.start()
+    return core
 
 
 @asynccontextmanager

@@ -119,3 +119,32 @@ def test_tool_names_are_sanitised_bounded_and_unique() -> None:
     assert len(long) == 64
     first = tool_name("a", "b", set())
     assert tool_name("a", "b", {first}) != first
+
+
+async def test_agent_calls_mcp_tool_through_the_loop(home: Path, fake_llm: object) -> None:
+    """Transparent to the loop: build_core connects the server, the model calls its tool."""
+    from larkbot.config import parse_settings
+    from larkbot.events import FinalAnswer, ToolFinished
+    from larkbot.runtime_factory import build_core
+    from tests.core_helpers import ScriptedConsent, ctx
+    from tests.fakes.llm import FakeLLM
+
+    assert isinstance(fake_llm, FakeLLM)
+    settings = parse_settings(
+        {
+            "llm": {"base_url": fake_llm.base_url, "api_key": "k"},
+            "mcp": {"servers": {"demo": {"command": [sys.executable, SERVER]}}},
+        }
+    )
+    core = await build_core(settings, "cli", plugins=False)
+    try:
+        fake_llm.reply_tools(("mcp_demo_add", {"a": 40, "b": 2})).reply_text("It is 42.")
+        consent = ScriptedConsent()
+        agent = core.agent(consent)
+        events = [e async for e in agent.stream_chat("s-mcp", "add 40 and 2", ctx("s-mcp"))]
+    finally:
+        await core.aclose()
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [(e.name, e.content, e.is_error) for e in finished] == [("mcp_demo_add", "42", False)]
+    assert consent.asked and consent.asked[0].tool.name == "mcp_demo_add"  # side effect: asked once
+    assert isinstance(events[-1], FinalAnswer) and events[-1].text == "It is 42."
