@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -39,6 +41,14 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any accidental real network call fails the test: only loopback is reachable."""
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """CLI entry points configure structlog onto the current (captured) stderr; undo it after."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -57,9 +57,7 @@ def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
     return hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8") + body).hexdigest()
 
 
-def verify_signature(
-    timestamp: str, nonce: str, encrypt_key: str, body: bytes, given: str
-) -> bool:
+def verify_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes, given: str) -> bool:
     """Constant-time check of a request's X-Lark-Signature."""
     expected = signature(timestamp, nonce, encrypt_key, body)
     return hmac.compare_digest(expected.encode("ascii"), given.strip().lower().encode("utf-8"))

@@ -1,0 +1,186 @@
+"""LarkClient: the few Open Platform calls the bot makes (IM messages, reactions, CardKit)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+from urllib.parse import quote
+from uuid import uuid4
+
+import httpx
+
+from larkbot.config import LarkConfig
+from larkbot.errors import LarkAPIError
+from larkbot.lark.transport import TRANSPORT_ERROR, LarkTransport, RetryPolicy
+
+MESSAGES = "/open-apis/im/v1/messages"
+CARDS = "/open-apis/cardkit/v1/cards"
+BOT_INFO = "/open-apis/bot/v3/info"
+UUID_MAX = 50
+
+
+def to_content(content: str | dict[str, Any]) -> str:
+    """Lark wants message `content` as a JSON *string*; serialise dicts compactly."""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+
+
+def idempotency_key(uuid: str | None) -> str:
+    """A Lark `uuid` (<= 50 chars): the caller's, hashed if too long, else a fresh one per call."""
+    # A fresh one still makes this call's own retries safe (a 5xx or timeout after Lark accepted
+    # the message cannot post it twice); the caller's makes redeliveries and restarts safe too.
+    if not uuid:
+        return uuid4().hex
+    return uuid if len(uuid) <= UUID_MAX else hashlib.sha256(uuid.encode()).hexdigest()[:UUID_MAX]
+
+
+def _seg(value: str) -> str:
+    """One URL path segment (ids come from Lark events, i.e. from outside)."""
+    return quote(value, safe="")
+
+
+def _data(body: dict[str, Any]) -> dict[str, Any]:
+    data = body.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _required(data: dict[str, Any], key: str, what: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise LarkAPIError(TRANSPORT_ERROR, f"{what} response without {key}")
+    return value
+
+
+class LarkClient:
+    """Async Lark Open Platform client over one shared httpx.AsyncClient; raises LarkAPIError."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        domain: str,
+        app_id: str,
+        app_secret: str,
+        *,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.transport = LarkTransport(http, domain, app_id, app_secret, retry=retry)
+
+    @classmethod
+    def from_config(
+        cls, http: httpx.AsyncClient, lark: LarkConfig, *, retry: RetryPolicy | None = None
+    ) -> LarkClient:
+        """Build from the `lark:` config section."""
+        secret = lark.app_secret.get_secret_value()
+        return cls(http, lark.domain, lark.app_id, secret, retry=retry)
+
+    async def token(self) -> str:
+        """The current tenant_access_token (fetched if needed); `larkbot doctor` uses it."""
+        return await self.transport.token()
+
+    async def send(
+        self,
+        receive_id: str,
+        msg_type: str,
+        content: str | dict[str, Any],
+        receive_id_type: str = "chat_id",
+        uuid: str | None = None,
+    ) -> str:
+        """Send a new message; returns its message_id. `uuid`: see `idempotency_key`."""
+        body: dict[str, Any] = {
+            "receive_id": receive_id,
+            "msg_type": msg_type,
+            "content": to_content(content),
+            "uuid": idempotency_key(uuid),
+        }
+        resp = await self.transport.request(
+            "POST", MESSAGES, params={"receive_id_type": receive_id_type}, json=body
+        )
+        return _required(_data(resp), "message_id", "send")
+
+    async def reply(
+        self,
+        message_id: str,
+        msg_type: str,
+        content: str | dict[str, Any],
+        uuid: str | None = None,
+        reply_in_thread: bool = False,
+    ) -> str:
+        """Reply to a message (in its thread when asked or when it is in one); returns the id."""
+        body: dict[str, Any] = {
+            "msg_type": msg_type,
+            "content": to_content(content),
+            "uuid": idempotency_key(uuid),
+        }
+        if reply_in_thread:
+            body["reply_in_thread"] = True
+        resp = await self.transport.request(
+            "POST", f"{MESSAGES}/{_seg(message_id)}/reply", json=body
+        )
+        return _required(_data(resp), "message_id", "reply")
+
+    async def patch(self, message_id: str, card: dict[str, Any] | str) -> None:
+        """Replace the card of an interactive message the bot sent (5 QPS per message)."""
+        await self.transport.request(
+            "PATCH", f"{MESSAGES}/{_seg(message_id)}", json={"content": to_content(card)}
+        )
+
+    async def get_message_items(self, message_id: str) -> list[dict[str, Any]]:
+        """GET a message: its items (one, or the forwarded messages of a merge_forward)."""
+        resp = await self.transport.request("GET", f"{MESSAGES}/{_seg(message_id)}")
+        items = _data(resp).get("items")
+        return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+    async def get_message(self, message_id: str) -> dict[str, Any]:
+        """GET a message: the message object itself (msg_type, body.content, sender, …)."""
+        items = await self.get_message_items(message_id)
+        if not items:
+            raise LarkAPIError(TRANSPORT_ERROR, "get message response without items")
+        return items[0]
+
+    async def add_reaction(self, message_id: str, emoji_type: str) -> str:
+        """Add an emoji reaction (e.g. "THUMBSUP", "OnIt"); returns the reaction_id."""
+        resp = await self.transport.request(
+            "POST",
+            f"{MESSAGES}/{_seg(message_id)}/reactions",
+            json={"reaction_type": {"emoji_type": emoji_type}},
+        )
+        return str(_data(resp).get("reaction_id", ""))
+
+    async def bot_info(self) -> dict[str, Any]:
+        """GET /bot/v3/info → the `bot` object (open_id, app_name, activate_status, …)."""
+        resp = await self.transport.request("GET", BOT_INFO)
+        bot = resp.get("bot")
+        if not isinstance(bot, dict) or not bot.get("open_id"):
+            raise LarkAPIError(TRANSPORT_ERROR, "bot info response without bot.open_id")
+        return bot
+
+    async def create_card(self, card: dict[str, Any]) -> str:
+        """Create a CardKit card entity from card JSON 2.0; returns its card_id."""
+        resp = await self.transport.request(
+            "POST", CARDS, json={"type": "card_json", "data": to_content(card)}
+        )
+        return _required(_data(resp), "card_id", "create card")
+
+    async def stream_text(
+        self, card_id: str, element_id: str, text: str, sequence: int, uuid: str | None = None
+    ) -> None:
+        """Set the FULL text of a streaming element; `sequence` must rise on every card op."""
+        body: dict[str, Any] = {"content": text, "sequence": sequence}
+        if uuid:
+            body["uuid"] = uuid
+        path = f"{CARDS}/{_seg(card_id)}/elements/{_seg(element_id)}/content"
+        await self.transport.request("PUT", path, json=body)
+
+    async def update_card_settings(
+        self, card_id: str, settings: dict[str, Any], sequence: int
+    ) -> None:
+        """PATCH card settings, e.g. `{"config": {"streaming_mode": False}}`."""
+        body = {"settings": to_content(settings), "sequence": sequence}
+        await self.transport.request("PATCH", f"{CARDS}/{_seg(card_id)}/settings", json=body)
+
+    async def update_card(self, card_id: str, card: dict[str, Any], sequence: int) -> None:
+        """Replace a card entity's whole JSON."""
+        body = {"card": {"type": "card_json", "data": to_content(card)}, "sequence": sequence}
+        await self.transport.request("PUT", f"{CARDS}/{_seg(card_id)}", json=body)

@@ -1,0 +1,192 @@
+"""HTTP plumbing for the Lark Open Platform: tenant token cache and bounded, retried requests."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from larkbot.errors import LarkAPIError
+from larkbot.logs import get_logger
+
+log = get_logger("larkbot.lark.transport")
+
+TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+RATE_LIMITED = frozenset({99991400, 230020})  # app-level and IM-level frequency limits
+INVALID_TOKEN = frozenset({99991661, 99991663, 99991664, 99991671})
+TRANSPORT_ERROR = -1  # `LarkAPIError.code` when no Lark answer was received at all
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard one call tries: attempts, jittered exponential backoff, rate-limit wait cap."""
+
+    attempts: int = 4
+    backoff_base: float = 0.5
+    backoff_max: float = 8.0
+    ratelimit_wait_max: float = 10.0
+    timeout: float = 10.0
+    connect_timeout: float = 5.0
+
+    def backoff(self, attempt: int) -> float:
+        """Full-jitter exponential backoff for the given (0-based) retry number."""
+        return random.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))
+
+    def ratelimit_wait(self, reset_header: str | None, attempt: int) -> float:
+        """Honour `x-ogw-ratelimit-reset` (seconds), capped, plus jitter; else plain backoff."""
+        try:
+            reset = float(reset_header) if reset_header else 0.0
+        except ValueError:
+            reset = 0.0
+        if reset <= 0:
+            return self.backoff(attempt)
+        return min(reset, self.ratelimit_wait_max) + random.uniform(0, self.backoff_base)
+
+
+class LarkTransport:
+    """One shared httpx client + an async, single-flight tenant_access_token cache."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        domain: str,
+        app_id: str,
+        app_secret: str,
+        retry: RetryPolicy | None = None,
+        token_margin: float = 300.0,
+    ) -> None:
+        self._http = http
+        self._domain = domain.rstrip("/")
+        self._app_id = app_id
+        self._app_secret = app_secret
+        self.retry = retry or RetryPolicy()
+        self._margin = token_margin
+        self._token = ""
+        self._expires_at = 0.0
+        self._lock = asyncio.Lock()
+        self._timeout = httpx.Timeout(self.retry.timeout, connect=self.retry.connect_timeout)
+
+    async def token(self) -> str:
+        """A valid tenant token, fetched at most once at a time however many callers wait."""
+        if self._token and time.monotonic() < self._expires_at:
+            return self._token
+        async with self._lock:
+            # Whoever held the lock before us may have just refreshed it.
+            if self._token and time.monotonic() < self._expires_at:
+                return self._token
+            body = await self._call(
+                "POST", TOKEN_PATH, json={"app_id": self._app_id, "app_secret": self._app_secret}
+            )
+            token = body.get("tenant_access_token")
+            if not isinstance(token, str) or not token:
+                raise LarkAPIError(TRANSPORT_ERROR, "token response without tenant_access_token")
+            try:
+                expire = float(body.get("expire") or 0)
+            except (TypeError, ValueError):
+                expire = 0.0  # unusable expiry: use the token for this call only
+            self._token = token
+            self._expires_at = time.monotonic() + max(expire - self._margin, expire / 2)
+            log.info("lark_token_refreshed", expires_in=expire)
+            return token
+
+    def invalidate(self, token: str) -> None:
+        """Forget `token` (if it is still the cached one) so the next call fetches a new one."""
+        if self._token == token:
+            self._token, self._expires_at = "", 0.0
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        json: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An authenticated call; returns the decoded body (code 0) or raises LarkAPIError."""
+        return await self._call(method, path, params=params, json=json, auth=True)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        json: dict[str, Any] | None = None,
+        auth: bool = False,
+    ) -> dict[str, Any]:
+        retoken = auth  # one forced token refresh per call
+        last: LarkAPIError | None = None
+        for attempt in range(self.retry.attempts):
+            token = await self.token() if auth else ""
+            headers = {"Authorization": f"Bearer {token}"} if auth else {}
+            try:
+                resp = await self._http.request(
+                    method,
+                    self._domain + path,
+                    params=params,
+                    json=json,
+                    headers=headers,
+                    timeout=self._timeout,
+                )
+            except httpx.TransportError as err:
+                last = LarkAPIError(TRANSPORT_ERROR, f"{type(err).__name__} calling {path}", "", 0)
+                await self._pause(attempt, self.retry.backoff(attempt), path, last)
+                continue
+            body = _decode(resp)
+            code = _code(resp, body)
+            if code == 0 and resp.status_code < 400:
+                return body
+            last = LarkAPIError(
+                code, str(body.get("msg") or resp.reason_phrase), _log_id(resp), resp.status_code
+            )
+            if code in INVALID_TOKEN and retoken:
+                retoken = False
+                self.invalidate(token)
+                log.info("lark_token_rejected", path=path, code=code)
+                continue
+            if resp.status_code == 429 or code in RATE_LIMITED:
+                wait = self.retry.ratelimit_wait(resp.headers.get("x-ogw-ratelimit-reset"), attempt)
+                await self._pause(attempt, wait, path, last)
+                continue
+            if resp.status_code >= 500:
+                await self._pause(attempt, self.retry.backoff(attempt), path, last)
+                continue
+            raise last
+        assert last is not None
+        raise last
+
+    async def _pause(self, attempt: int, wait: float, path: str, err: LarkAPIError) -> None:
+        if attempt + 1 >= self.retry.attempts:
+            return  # no sleep after the final attempt; the caller raises
+        log.warning(
+            "lark_call_retry",
+            path=path,
+            code=err.code,
+            http_status=err.http_status,
+            attempt=attempt + 1,
+            wait=round(wait, 3),
+        )
+        await asyncio.sleep(wait)
+
+
+def _decode(resp: httpx.Response) -> dict[str, Any]:
+    try:
+        body = resp.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _code(resp: httpx.Response, body: dict[str, Any]) -> int:
+    code = body.get("code")
+    if isinstance(code, int):
+        return code
+    return 0 if resp.status_code < 400 else TRANSPORT_ERROR
+
+
+def _log_id(resp: httpx.Response) -> str:
+    return resp.headers.get("x-tt-logid", "")

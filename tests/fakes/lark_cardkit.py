@@ -1,0 +1,152 @@
+"""CardKit state for FakeLark: card entities, their elements' streamed text and sequences.
+
+Rules enforced like Lark's docs say (see /work/shared/reference/lark-platform.md §3.7):
+`sequence` must strictly increase across all operations on one card (else code 300317);
+element content can only be streamed while `config.streaming_mode` is true (code 300309 here);
+a card entity can be sent in a message only once. Other error codes are the fake's own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ApiError(Exception):
+    """A call the real platform would refuse: (code, msg) for the JSON body."""
+
+    def __init__(self, code: int, msg: str) -> None:
+        super().__init__(msg)
+        self.code = code
+        self.msg = msg
+
+
+@dataclass
+class FakeCard:
+    """One card entity: its current JSON, element texts, every op and sequence seen."""
+
+    card_id: str
+    card: dict[str, Any]
+    elements: dict[str, str] = field(default_factory=dict)  # element_id -> current text
+    element_history: dict[str, list[str]] = field(default_factory=dict)  # every streamed text
+    sequences: list[int] = field(default_factory=list)
+    ops: list[tuple[str, int]] = field(default_factory=list)  # ("content"|"settings"|"update", seq)
+    settings_updates: list[dict[str, Any]] = field(default_factory=list)
+    streaming_mode: bool = False
+    sent_message_id: str = ""
+
+    def load(self, card: dict[str, Any]) -> None:
+        """(Re)load the card JSON: elements with an element_id and the streaming flag."""
+        self.card = card
+        config = card.get("config")
+        self.streaming_mode = bool(isinstance(config, dict) and config.get("streaming_mode"))
+        self.elements = {}
+        _collect_elements(card, self.elements)
+
+    def check_sequence(self, op: str, sequence: Any) -> None:
+        """Lark: an int32 >= 1, strictly greater than every earlier op's sequence on this card."""
+        if not isinstance(sequence, int) or isinstance(sequence, bool) or sequence < 1:
+            raise ApiError(99992402, "sequence must be an integer >= 1")
+        if self.sequences and sequence <= self.sequences[-1]:
+            raise ApiError(300317, f"sequence {sequence} not greater than {self.sequences[-1]}")
+        self.sequences.append(sequence)
+        self.ops.append((op, sequence))
+
+
+def _collect_elements(node: Any, out: dict[str, str]) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("element_id"), str):
+            text = node.get("content")
+            if not isinstance(text, str) and isinstance(node.get("text"), dict):
+                text = node["text"].get("content")
+            out[node["element_id"]] = text if isinstance(text, str) else ""
+        for value in node.values():
+            _collect_elements(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _collect_elements(value, out)
+
+
+def _card_json(data: Any) -> dict[str, Any]:
+    if not isinstance(data, str):
+        raise ApiError(99992402, "data must be a card JSON string")
+    try:
+        card = json.loads(data)
+    except ValueError as err:
+        raise ApiError(200621, "card JSON is invalid") from err
+    if not isinstance(card, dict) or card.get("schema") != "2.0":
+        raise ApiError(200621, "CardKit needs card JSON 2.0 (schema 2.0)")
+    return card
+
+
+class CardKit:
+    """All card entities of one FakeLark."""
+
+    def __init__(self) -> None:
+        self.cards: dict[str, FakeCard] = {}
+
+    def get(self, card_id: str) -> FakeCard:
+        """The card or a 'not found' ApiError."""
+        if card_id not in self.cards:
+            raise ApiError(300301, f"card {card_id} not found")
+        return self.cards[card_id]
+
+    def create(self, body: dict[str, Any]) -> str:
+        """POST /cardkit/v1/cards {"type": "card_json", "data": "<json>"} → card_id."""
+        if body.get("type") != "card_json":
+            raise ApiError(99992402, "type must be card_json")
+        card_id = f"ck_fake_{len(self.cards) + 1}"
+        entity = FakeCard(card_id, {})
+        entity.load(_card_json(body.get("data")))
+        self.cards[card_id] = entity
+        return card_id
+
+    def content(self, card_id: str, element_id: str, body: dict[str, Any]) -> None:
+        """PUT …/elements/{element_id}/content {"content", "sequence"}: full text so far."""
+        card = self.get(card_id)
+        text = body.get("content")
+        if not isinstance(text, str) or not 1 <= len(text) <= 100_000:
+            raise ApiError(99992402, "content must be 1..100000 characters")
+        if element_id not in card.elements:
+            raise ApiError(300302, f"element {element_id} not found")
+        if not card.streaming_mode:
+            raise ApiError(300309, "streaming mode is closed")
+        card.check_sequence("content", body.get("sequence"))
+        card.elements[element_id] = text
+        card.element_history.setdefault(element_id, []).append(text)
+
+    def settings(self, card_id: str, body: dict[str, Any]) -> None:
+        """PATCH …/settings {"settings": "<json>", "sequence"}; applies config.streaming_mode."""
+        card = self.get(card_id)
+        raw = body.get("settings")
+        try:
+            settings = json.loads(raw) if isinstance(raw, str) else None
+        except ValueError:
+            settings = None
+        if not isinstance(settings, dict):
+            raise ApiError(99992402, "settings must be a JSON object string")
+        card.check_sequence("settings", body.get("sequence"))
+        card.settings_updates.append(settings)
+        config = settings.get("config")
+        if isinstance(config, dict) and "streaming_mode" in config:
+            card.streaming_mode = bool(config["streaming_mode"])
+
+    def update(self, card_id: str, body: dict[str, Any]) -> None:
+        """PUT …/cards/{card_id} {"card": {"type": "card_json", "data"}, "sequence"}."""
+        card = self.get(card_id)
+        spec = body.get("card")
+        if not isinstance(spec, dict) or spec.get("type") != "card_json":
+            raise ApiError(99992402, "card.type must be card_json")
+        new = _card_json(spec.get("data"))
+        card.check_sequence("update", body.get("sequence"))
+        card.load(new)
+
+    def attach(self, content: dict[str, Any], message_id: str) -> None:
+        """Sending `{"type": "card", "data": {"card_id"}}`: an entity can be sent only once."""
+        data = content.get("data")
+        card_id = data.get("card_id") if isinstance(data, dict) else None
+        card = self.get(str(card_id))
+        if card.sent_message_id:
+            raise ApiError(230099, "card entity already sent")
+        card.sent_message_id = message_id

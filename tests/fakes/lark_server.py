@@ -1,0 +1,247 @@
+"""FakeLark: a real aiohttp Lark Open Platform on 127.0.0.1 for tests and benchmarks.
+
+Usage::
+
+    async with FakeLark() as fake:            # app_id "cli_test", app_secret "secret"
+        client = LarkClient(http, fake.domain, fake.app_id, fake.app_secret)
+        fake.fail_next("POST /open-apis/im/v1/messages/{id}/reply", status=429, times=2,
+                       headers={"x-ogw-ratelimit-reset": "0"})
+        await client.reply("om_user_1", "text", {"text": "hi"}, uuid="r-om_user_1")
+        assert fake.sent[0]["body"] == {"text": "hi"}
+        await fake.wait_for(lambda: len(fake.sent) >= 2, timeout=5)   # bounded, no sleep
+
+Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` are
+"METHOD /path" with any `{name}` placeholder, e.g. `{id}` or `{message_id}`):
+
+- POST  /open-apis/auth/v3/tenant_access_token/internal  → `t-fake-N`, `expire` = token_expire
+- GET   /open-apis/bot/v3/info                           → `{"bot": {open_id, app_name, …}}`
+- POST  /open-apis/im/v1/messages?receive_id_type=…      → create (uuid dedup, size limits)
+- POST  /open-apis/im/v1/messages/{id}/reply             → reply (uuid dedup, reply_in_thread)
+- PATCH /open-apis/im/v1/messages/{id}                   → card update (interactive only)
+- GET   /open-apis/im/v1/messages/{id}                   → `{"items": [message]}`
+- POST  /open-apis/im/v1/messages/{id}/reactions        → reaction_id
+- POST  /open-apis/cardkit/v1/cards, PUT …/cards/{card_id}/elements/{element_id}/content,
+  PATCH …/cards/{card_id}/settings, PUT …/cards/{card_id}   (state in `fake.cardkit`)
+
+Controls: `fail_next(route, status=500, code=None, times=1, headers=None, msg=...)` (429 → code
+99991400 by default; faults are answered before the auth check), `set_latency(seconds, route=None)`,
+`revoke_tokens()`, `token_expire` (seconds; 0 → every call refetches), `add_message(id, chat_id,
+**fields)` (seed a user message: reply/GET find its chat and thread; replies to unknown ids are
+accepted with chat_id ""), `texts()`, `wait_for(predicate, timeout)`.
+
+Every API route but the token one checks `Authorization: Bearer <issued token>` (HTTP 400 with
+99991661 when missing, 99991663 when unknown or revoked via `revoke_tokens()`).
+
+Records: `sent` (one dict per message really created: message_id, msg_type, content (the
+JSON string), body (parsed content), uuid, chat_id, receive_id, receive_id_type, reply_to,
+reply_in_thread, thread_id), `patches`, `reactions`, `requests` (every call, incl. faults),
+`token_fetches`, `dedup_hits`, `messages` (by id, for GET; seed with `add_message`),
+`cardkit.cards[card_id]` (`FakeCard`: elements' text, element_history, sequences, ops,
+streaming_mode, settings_updates, sent_message_id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.lark_cardkit import ApiError, CardKit
+from tests.fakes.lark_routes import JSON_BODY, add_routes
+
+_PLACEHOLDER = re.compile(r"\{[^}]*\}")
+TOKEN_ROUTE = "POST /open-apis/auth/v3/tenant_access_token/internal"
+
+
+def route_key(key: str) -> str:
+    """Normalise "METHOD /path/{anything}" so `{id}` and `{message_id}` name the same route."""
+    method, _, path = key.strip().partition(" ")
+    return f"{method.upper()} {_PLACEHOLDER.sub('{}', path.strip())}"
+
+
+@dataclass
+class Fault:
+    """One injected failure: HTTP status, Lark code/msg, extra headers, how many more times."""
+
+    status: int
+    code: int
+    msg: str
+    headers: dict[str, str]
+    times: int
+
+
+@dataclass
+class RecordedRequest:
+    """One request as FakeLark saw it."""
+
+    method: str
+    path: str
+    route: str
+    query: dict[str, str]
+    json: Any
+    authorization: str
+    fault: Fault | None = None
+
+
+@dataclass
+class FakeLark:
+    """The fake platform: `async with FakeLark() as fake`, then point `lark.domain` at it."""
+
+    app_id: str = "cli_test"
+    app_secret: str = "secret"
+    bot_open_id: str = "ou_bot"
+    bot_name: str = "larkbot-test"
+    token_expire: int = 7200
+    domain: str = ""
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    patches: list[dict[str, Any]] = field(default_factory=list)
+    reactions: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cardkit: CardKit = field(default_factory=CardKit)
+    token_fetches: int = 0
+    dedup_hits: int = 0
+
+    def __post_init__(self) -> None:
+        self.valid_tokens: set[str] = set()
+        self.uuids: dict[str, str] = {}  # uuid -> message_id (Lark dedups for 1 h)
+        self._faults: dict[str, list[Fault]] = {}
+        self._latency: dict[str, float] = {}
+        self._changed: asyncio.Condition | None = None
+        self._runner: web.AppRunner | None = None
+        self._ids = 0
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> FakeLark:
+        """Listen on 127.0.0.1 on a free port; sets `domain`."""
+        self._changed = asyncio.Condition()
+        app = web.Application(middlewares=[self._middleware], client_max_size=4 * 1024 * 1024)
+        add_routes(app, self)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        host, port = self._runner.addresses[0][:2]
+        self.domain = f"http://{host}:{port}"
+        return self
+
+    async def close(self) -> None:
+        """Stop the server."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeLark:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ---- test controls ---------------------------------------------------------------------
+    def fail_next(
+        self,
+        route: str,
+        status: int = 500,
+        code: int | None = None,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        msg: str = "injected fault",
+    ) -> None:
+        """Answer the next `times` calls of `route` with this failure (429 → code 99991400)."""
+        if code is None:
+            code = 99991400 if status == 429 else 99991663 if status == 401 else 1
+        fault = Fault(status, code, msg, dict(headers or {}), times)
+        self._faults.setdefault(route_key(route), []).append(fault)
+
+    def set_latency(self, seconds: float, route: str | None = None) -> None:
+        """Delay every answer (or only `route`'s) by `seconds`."""
+        self._latency[route_key(route) if route else "*"] = seconds
+
+    def revoke_tokens(self) -> None:
+        """Invalidate every issued tenant token: the next API call gets 99991663."""
+        self.valid_tokens.clear()
+
+    def add_message(self, message_id: str, chat_id: str = "oc_chat", **fields: Any) -> None:
+        """Seed a message (e.g. the user's) so GET/reply can find its chat and thread."""
+        msg: dict[str, Any] = {"message_id": message_id, "chat_id": chat_id, "msg_type": "text"}
+        msg["body"] = {"content": json.dumps({"text": ""})}
+        msg.update(fields)
+        self.messages[message_id] = msg
+
+    def texts(self) -> list[str]:
+        """Convenience: the `text` of every sent text message, in order."""
+        return [m["body"].get("text", "") for m in self.sent if m["msg_type"] == "text"]
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        """Wait (bounded) until `predicate()` holds; re-checked after every recorded request."""
+        assert self._changed is not None, "FakeLark not started"
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
+
+    # ---- internals used by the routes ------------------------------------------------------
+    def next_id(self, prefix: str) -> str:
+        """A fresh fake id such as om_fake_3."""
+        self._ids += 1
+        return f"{prefix}_fake_{self._ids}"
+
+    async def notify(self) -> None:
+        """Wake `wait_for` callers."""
+        if self._changed is not None:
+            async with self._changed:
+                self._changed.notify_all()
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        resource = request.match_info.route.resource
+        route = route_key(f"{request.method} {resource.canonical if resource else request.path}")
+        try:
+            body: Any = await request.json() if request.can_read_body else None
+        except ValueError:
+            body = None
+        rec = RecordedRequest(
+            request.method,
+            request.path,
+            route,
+            dict(request.query),
+            body,
+            request.headers.get("Authorization", ""),
+        )
+        self.requests.append(rec)
+        delay = self._latency.get(route, self._latency.get("*", 0.0))
+        if delay:
+            await asyncio.sleep(delay)
+        try:
+            rec.fault = self._take_fault(route)
+            if rec.fault is not None:
+                f = rec.fault
+                return web.json_response(
+                    {"code": f.code, "msg": f.msg}, status=f.status, headers=f.headers
+                )
+            if route != TOKEN_ROUTE and resource is not None:
+                self._check_auth(rec.authorization)
+            request[JSON_BODY] = body
+            return await handler(request)
+        except ApiError as err:
+            return web.json_response({"code": err.code, "msg": err.msg}, status=400)
+        finally:
+            await self.notify()
+
+    def _take_fault(self, route: str) -> Fault | None:
+        queue = self._faults.get(route)
+        if not queue:
+            return None
+        fault = queue[0]
+        fault.times -= 1
+        if fault.times <= 0:
+            queue.pop(0)
+        return fault
+
+    def _check_auth(self, authorization: str) -> None:
+        if not authorization.startswith("Bearer ") or not authorization[7:]:
+            raise ApiError(99991661, "Missing access token for authorization")
+        if authorization[7:] not in self.valid_tokens:
+            raise ApiError(99991663, "Invalid access token for authorization")
