@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from datetime import tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from larkbot.errors import LarkBotError
+from larkbot.errors import ConfigError, LarkBotError
 
 CRON_FIELDS = ("minute", "hour", "day", "month", "day_of_week")
 _RANGES = {"minute": "0-59", "hour": "0-23", "day": "1-31", "month": "1-12", "day_of_week": "0-7"}
@@ -17,7 +18,15 @@ _RANGES = {"minute": "0-59", "hour": "0-23", "day": "1-31", "month": "1-12", "da
 # "1-5" would silently mean Tue–Sat. We translate crontab weekdays to names ourselves.
 _CRON_DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 _WEEK_ORDER = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-_ZH_DAYS = {"mon": "一", "tue": "二", "wed": "三", "thu": "四", "fri": "五", "sat": "六", "sun": "日"}
+_ZH_DAYS = {
+    "mon": "一",
+    "tue": "二",
+    "wed": "三",
+    "thu": "四",
+    "fri": "五",
+    "sat": "六",
+    "sun": "日",
+}
 _DOW_ITEM = re.compile(r"^(\*|[0-9a-z]{1,3}(?:-[0-9a-z]{1,3})?)(?:/(\d+))?$")
 
 
@@ -74,11 +83,6 @@ def cron_trigger(expr: str, tz: tzinfo) -> CronTrigger:
             f"{expr!r}; example: '0 9 * * *' = every day at 09:00"
         )
     values = dict(zip(CRON_FIELDS, parts, strict=True))
-    if values["day"] != "*" and values["day_of_week"] != "*":
-        raise ScheduleError(
-            "cron restricts both day-of-month and weekday; crontab would fire on either, "
-            "this scheduler only on both — create two jobs instead"
-        )
     for name in CRON_FIELDS[:4]:
         try:
             CronTrigger(**{name: values[name]}, timezone=tz)
@@ -89,9 +93,15 @@ def cron_trigger(expr: str, tz: tzinfo) -> CronTrigger:
     try:
         days = crontab_weekdays(values["day_of_week"])
     except ScheduleError as err:
+        field = values["day_of_week"]
         raise ScheduleError(
-            f"cron weekday field {values['day_of_week']!r} is invalid: {err} (allowed 0-7 or sun-sat)"
+            f"cron weekday field {field!r} is invalid: {err} (allowed 0-7 or sun-sat)"
         ) from None
+    if values["day"] != "*" and values["day_of_week"] != "*":
+        raise ScheduleError(
+            "cron restricts both day-of-month and weekday; crontab would fire on either, "
+            "this scheduler only on both — create two jobs instead"
+        )
     dow = "*" if len(days) == 7 else ",".join(days)
     return CronTrigger(
         minute=values["minute"],
@@ -140,3 +150,13 @@ def _clock(hour: str, minute: str) -> str:
     if hour.isdigit() and minute.isdigit():
         return f"{int(hour):02d}:{int(minute):02d}"
     return ""
+
+
+def zone(name: str) -> ZoneInfo:
+    """`scheduler.timezone` as a ZoneInfo, or a ConfigError naming the key."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"scheduler.timezone: unknown time zone {name!r} (use an IANA name like Asia/Shanghai)"
+        ) from None

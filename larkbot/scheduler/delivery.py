@@ -1,0 +1,110 @@
+"""Seams of a job run: the agent to call, where results go, and how messages are worded."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, tzinfo
+from typing import Any, Protocol
+
+from larkbot.context import RequestContext
+
+
+class AnswerLike(Protocol):
+    """What the agent returns (`FinalAnswer`): only its text is used here."""
+
+    text: str
+
+
+class AgentRunner(Protocol):
+    """`Agent.run(session_id, user_input, ctx)` or anything shaped like it."""
+
+    async def __call__(self, session_id: str, user_input: str, ctx: RequestContext) -> Any:
+        """Run one agent turn and return its final answer."""
+
+
+class RunFailed(Exception):
+    """The agent's turn ended in an error event (the model or the loop failed)."""
+
+
+def as_runner(agent: Any) -> AgentRunner:
+    """An AgentRunner for an Agent: its stream, raising RunFailed on an ErrorEvent.
+
+    `Agent.run` folds errors into the answer text; a scheduled run must tell a failure from an
+    answer so the chat hears "this run failed" rather than the error posing as the result.
+    """
+    stream = getattr(agent, "stream_chat", None)
+    if stream is None:
+        return agent  # already a plain runner (tests, adapters)
+
+    async def run(session_id: str, user_input: str, ctx: RequestContext) -> Any:
+        from larkbot.events import ErrorEvent, FinalAnswer
+
+        final: Any = None
+        async for event in stream(session_id, user_input, ctx):
+            if isinstance(event, ErrorEvent):
+                raise RunFailed(event.message)
+            if isinstance(event, FinalAnswer):
+                final = event
+        return final
+
+    return run
+
+
+class Notifier(Protocol):
+    """Sends a new (not reply) message to a chat; `uuid` makes a retried send idempotent."""
+
+    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
+        """Post `text` to `chat_id`."""
+
+
+class LarkNotifier:
+    """Notifier over `LarkClient.send`: markdown cards or text, split to Lark's size limits."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
+        """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
+        from larkbot.lark import render
+
+        card = render.looks_formatted(text)
+        limit = render.CARD_LIMIT if card else render.TEXT_LIMIT
+        for i, part in enumerate(render.split_answer(text, limit)):
+            uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
+            if card:
+                await self._client.send(
+                    chat_id, "interactive", render.markdown_card(part), uuid=uid
+                )
+            else:
+                await self._client.send(chat_id, "text", render.text_content(part), uuid=uid)
+
+
+def message_uuid(job_id: str, fire_time: datetime, kind: str) -> str:
+    """A stable Lark `uuid` (<= 50 chars) for one message of one scheduled run."""
+    key = f"{job_id}|{fire_time.timestamp():.0f}|{kind}"
+    return "sch-" + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def fmt_time(when: datetime | None, tz: tzinfo) -> str:
+    """A time as users see it: in the configured zone, with the zone's name."""
+    if when is None:
+        return "paused"
+    return when.astimezone(tz).strftime("%Y-%m-%d %H:%M ") + str(tz)
+
+
+def answer_text(job_id: str, answer: str) -> str:
+    """The proactive message of a successful run."""
+    return f"⏰ 定时任务「{job_id}」\n\n{answer.strip() or '(no answer)'}"
+
+
+def failure_text(job_id: str, reason: str) -> str:
+    """The message posted when a run failed; the job stays scheduled."""
+    return f"⚠️ 定时任务「{job_id}」本次运行失败：{reason[:300]}\n任务仍在计划中，下次会照常运行。"
+
+
+def missed_text(job_id: str, missed: str, next_run: str, grace: int) -> str:
+    """The one message telling a chat that a run was skipped after downtime."""
+    return (
+        f"⏰ 定时任务「{job_id}」错过了 {missed} 的运行"
+        f"（服务当时不在线，超过 {grace} 秒宽限），已跳过。下次运行：{next_run}"
+    )

@@ -1,0 +1,115 @@
+"""Leader election so exactly one replica runs the scheduler: a DB lease row or a Redis key."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from sqlalchemy import Column, Float, String, Table, or_, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from larkbot.storage.db import Database, metadata
+
+LOCK_NAME = "scheduler"
+
+scheduler_leader = Table(
+    "scheduler_leader",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", Float, nullable=False),  # wall-clock epoch seconds
+)
+
+
+class LeaderLock(Protocol):
+    """A lease: `acquire` takes or renews it, `release` gives it up."""
+
+    holder: str
+
+    async def acquire(self) -> bool:
+        """Take the lease if free or expired, renew it if ours; True when we hold it."""
+
+    async def release(self) -> None:
+        """Give the lease up if we hold it."""
+
+
+class DbLeaderLock:
+    """A lease row in the shared database (`scheduler_leader`), taken over after expiry.
+
+    Relies on replicas' wall clocks agreeing to well within the lease length.
+    """
+
+    def __init__(self, db: Database, holder: str, lease_seconds: float) -> None:
+        self._db = db
+        self.holder = holder
+        self._lease = lease_seconds
+        self._created = False
+
+    async def acquire(self) -> bool:
+        """Renew our row, take over an expired one, or insert the first one."""
+        if not self._created:
+            await self._db.create(scheduler_leader)
+            self._created = True
+        now = time.time()
+        t = scheduler_leader
+        async with self._db.engine.begin() as conn:
+            taken = await conn.execute(
+                update(t)
+                .where(t.c.name == LOCK_NAME, or_(t.c.holder == self.holder, t.c.expires_at < now))
+                .values(holder=self.holder, expires_at=now + self._lease)
+            )
+            if taken.rowcount == 1:
+                return True
+            dialect: Any = sqlite if self._db.is_sqlite else postgresql
+            inserted = await conn.execute(
+                dialect.insert(t)
+                .values(name=LOCK_NAME, holder=self.holder, expires_at=now + self._lease)
+                .on_conflict_do_nothing()
+            )
+            return bool(inserted.rowcount == 1)
+
+    async def release(self) -> None:
+        """Expire our row so another replica takes over at once."""
+        t = scheduler_leader
+        async with self._db.engine.begin() as conn:
+            await conn.execute(
+                update(t)
+                .where(t.c.name == LOCK_NAME, t.c.holder == self.holder)
+                .values(expires_at=0.0)
+            )
+
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+class RedisLeaderLock:
+    """A lease in Redis: `SET key holder NX PX`, renewed only while it still names us."""
+
+    def __init__(self, redis: Any, holder: str, lease_seconds: float, key: str = "") -> None:
+        self._redis = redis
+        self.holder = holder
+        self._lease_ms = int(lease_seconds * 1000)
+        self._key = key or "larkbot:scheduler:leader"
+
+    async def acquire(self) -> bool:
+        """Renew if ours, else try to take it."""
+        renewed = await self._redis.eval(_RENEW, 1, self._key, self.holder, self._lease_ms)
+        if renewed:
+            return True
+        got = await self._redis.set(self._key, self.holder, nx=True, px=self._lease_ms)
+        return bool(got)
+
+    async def release(self) -> None:
+        """Delete the key if it still names us."""
+        await self._redis.eval(_RELEASE, 1, self._key, self.holder)

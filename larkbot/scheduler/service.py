@@ -1,0 +1,287 @@
+"""ScheduleService: persistent jobs on APScheduler, run on exactly one replica, results pushed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import datetime
+from typing import Any, Literal
+
+from apscheduler.events import (
+    EVENT_JOB_ERROR,
+    EVENT_JOB_EXECUTED,
+    EVENT_JOB_MISSED,
+    EVENT_SCHEDULER_SHUTDOWN,
+    JobExecutionEvent,
+)
+from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import STATE_RUNNING
+
+from larkbot.config import LiveSettings, Settings
+from larkbot.logs import get_logger
+from larkbot.scheduler import runner
+from larkbot.scheduler.delivery import AgentRunner, Notifier, as_runner
+from larkbot.scheduler.execute import run_job, tell_missed
+from larkbot.scheduler.leadership import Leadership
+from larkbot.scheduler.store import JobInfo, make_jobstore
+from larkbot.scheduler.triggers import ScheduleError, cron_trigger, interval_trigger, zone
+from larkbot.storage.db import Database
+
+log = get_logger(__name__)
+Role = Literal["auto", "writer"]
+
+
+class ScheduleService:
+    """Owns the AsyncIOScheduler on the shared job store.
+
+    role="auto" competes for the leader lease and runs due jobs only while leading; role="writer"
+    (e.g. `larkbot chat`) only writes jobs, which the leader picks up at its next poll.
+
+    The job store is synchronous. Our create/list/get/remove run it in a thread; APScheduler's own
+    wakeup runs on the loop thread. Measured on SQLite (bench/bench_scheduler.py): an idle wakeup
+    holds the loop < 1 ms (the leader polls every `poll_seconds`), each job due in the same
+    wakeup ~0.5-1.3 ms (one committed UPDATE) — fine for a personal bot's tens of jobs.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | LiveSettings,
+        db: Database,
+        *,
+        agent: Any = None,
+        notifier: Notifier | None = None,
+        role: Role = "auto",
+        lease_seconds: float = 30.0,
+        poll_seconds: float = 5.0,
+        instance_id: str = "",
+    ) -> None:
+        self._live = settings if isinstance(settings, LiveSettings) else None
+        self._settings = settings if isinstance(settings, Settings) else settings.get()
+        cfg = self._settings.scheduler
+        self.tz = zone(cfg.timezone)
+        self.id = instance_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.agent: AgentRunner | None = as_runner(agent) if agent is not None else None
+        self.notifier = notifier
+        self.owner_check: Callable[[str], Awaitable[bool]] | None = None
+        self.role = role
+        self._db = db
+        self._scheduler = AsyncIOScheduler(
+            jobstores={"default": make_jobstore(self._settings.storage.url)},
+            executors={"default": runner.FiringExecutor(self.id)},
+            job_defaults={
+                "coalesce": True,
+                "max_instances": 1,
+                "misfire_grace_time": cfg.misfire_grace_seconds,
+            },
+            timezone=self.tz,
+        )
+        self._leadership = Leadership(self, db, lease_seconds, poll_seconds)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._runs: set[asyncio.Task[Any]] = set()
+        self._down = asyncio.Event()
+        self._started = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.completed = 0  # runs finished here (executor bookkeeping included)
+        self._progress = asyncio.Event()
+
+    @property
+    def settings(self) -> Settings:
+        """The current settings (owners are re-read for each run)."""
+        return self._live.get() if self._live else self._settings
+
+    @property
+    def running(self) -> bool:
+        """True between start() and stop()."""
+        return self._started
+
+    @property
+    def is_leader(self) -> bool:
+        """True while this instance runs due jobs."""
+        return self._scheduler.state == STATE_RUNNING
+
+    def bind(
+        self,
+        agent: Any = None,
+        notifier: Notifier | None = None,
+        owner_check: Callable[[str], Awaitable[bool]] | None = None,
+    ) -> None:
+        """Attach the agent (an Agent or any AgentRunner), the notifier and the owner lookup."""
+        self.agent = as_runner(agent) if agent is not None else self.agent
+        self.notifier = notifier or self.notifier
+        self.owner_check = owner_check or self.owner_check
+
+    async def is_owner(self, open_id: str) -> bool:
+        """Whether a Lark user is an owner now (the bound lookup, else `owner.open_ids`)."""
+        if self.owner_check is not None:
+            return await self.owner_check(open_id)
+        return bool(open_id) and open_id in self.settings.owner.open_ids
+
+    async def start(self) -> None:
+        """Open the job store (paused) and, for role="auto", start competing for leadership."""
+        self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
+        self._scheduler.add_listener(lambda _: self._down.set(), EVENT_SCHEDULER_SHUTDOWN)
+        self._scheduler.add_listener(self._on_done, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)
+        self._loop = asyncio.get_running_loop()
+        self._scheduler.start(paused=True)
+        runner.register(self.id, self)
+        self._started = True
+        if self.role == "auto":
+            await self._leadership.start(self.settings.storage.redis_url)
+        log.info("scheduler_started", instance=self.id, role=self.role, leader=self.is_leader)
+
+    async def stop(self, drain_seconds: float = 30.0) -> None:
+        """Stop leading, let running jobs finish (bounded), release the lease, shut down."""
+        if not self._started:
+            return
+        self._started = False
+        await self._leadership.stop(before_release=lambda: self._drain(drain_seconds))
+        for task in list(self._tasks):
+            task.cancel()
+        self._scheduler.shutdown(wait=False)
+        try:
+            async with asyncio.timeout(5):
+                await self._down.wait()
+        except TimeoutError:
+            log.warning("scheduler_shutdown_slow", instance=self.id)
+        runner.unregister(self.id)
+
+    async def _drain(self, seconds: float) -> None:
+        if self.is_leader:
+            self._scheduler.pause()
+        if self._runs:
+            await asyncio.wait(set(self._runs), timeout=seconds)
+
+    # Leadership callbacks (called by Leadership on the loop).
+    def lead(self) -> None:
+        """Start running due jobs (resume wakes the scheduler at once)."""
+        self._scheduler.resume()
+
+    def follow(self) -> None:
+        """Stop running due jobs; the store stays writable."""
+        self._scheduler.pause()
+
+    def poll(self) -> None:
+        """Re-read the store for jobs other replicas added or changed."""
+        self._scheduler.wakeup()
+
+    # Job management; the job store is synchronous, so every call runs in a thread.
+    def _require_running(self) -> None:
+        if not self._started:
+            raise ScheduleError("the scheduler is not running here")
+
+    async def create(
+        self,
+        job_id: str,
+        prompt: str,
+        *,
+        cron: str | None = None,
+        interval_minutes: int | None = None,
+        target: dict[str, str],
+        creator: dict[str, Any],
+    ) -> JobInfo:
+        """Validate and store a job; ScheduleError says what to fix."""
+        self._require_running()
+        if (cron is None) == (interval_minutes is None):
+            raise ScheduleError("give exactly one of cron or interval_minutes")
+        if cron is not None:
+            trigger: Any = cron_trigger(cron, self.tz)
+            schedule = " ".join(cron.split())
+        else:
+            trigger = interval_trigger(interval_minutes, self.tz)  # type: ignore[arg-type]
+            schedule = f"every {interval_minutes} min"
+        kwargs = {
+            "job_id": job_id,
+            "prompt": prompt,
+            "target": target,
+            "creator": creator,
+            "timezone": str(self.tz),
+        }
+        try:
+            job = await asyncio.to_thread(
+                self._scheduler.add_job,
+                runner.RUNNER_REF,
+                trigger=trigger,
+                id=job_id,
+                name=schedule,
+                kwargs=kwargs,
+            )
+        except ConflictingIdError:
+            raise ScheduleError(
+                f"a job with id {job_id!r} already exists; choose another job_id, "
+                f"or call schedule_remove(job_id={job_id!r}) first to replace it"
+            ) from None
+        log.info("schedule_created", job_id=job_id, schedule=schedule, target=target)
+        return JobInfo.from_job(job)
+
+    async def list(self) -> list[JobInfo]:
+        """Every stored job, soonest first (paused ones last)."""
+        self._require_running()
+        jobs = await asyncio.to_thread(self._scheduler.get_jobs)
+        return [JobInfo.from_job(j) for j in jobs]
+
+    async def get(self, job_id: str) -> JobInfo | None:
+        """One job, or None."""
+        self._require_running()
+        job = await asyncio.to_thread(self._scheduler.get_job, job_id)
+        return JobInfo.from_job(job) if job else None
+
+    async def remove(self, job_id: str) -> bool:
+        """Delete a job; False when there was none."""
+        self._require_running()
+        try:
+            await asyncio.to_thread(self._scheduler.remove_job, job_id)
+        except JobLookupError:
+            return False
+        log.info("schedule_removed", job_id=job_id)
+        return True
+
+    async def set_next_run_time(self, job_id: str, when: datetime) -> None:
+        """Move a job's next run (APScheduler's own `modify_job`); `now` makes it due at once."""
+        self._require_running()
+        try:
+            await asyncio.to_thread(self._scheduler.modify_job, job_id, next_run_time=when)
+        except JobLookupError:
+            raise ScheduleError(f"no job with id {job_id!r}") from None
+
+    # Runs.
+    async def execute(self, **job: Any) -> None:
+        """Run one firing (called by the stored runner function) and deliver its result."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._runs.add(task)
+        try:
+            await run_job(self, **job)
+        finally:
+            if task is not None:
+                self._runs.discard(task)
+
+    async def wait_completed(self, count: int, timeout: float = 10.0) -> None:
+        """Wait (bounded) until `count` runs have fully finished here, max_instances slot freed."""
+        async with asyncio.timeout(timeout):
+            while self.completed < count:
+                self._progress.clear()
+                await self._progress.wait()
+
+    def _on_done(self, event: JobExecutionEvent) -> None:
+        # Dispatched by the executor after it released the job's max_instances slot.
+        self.completed += 1
+        self._progress.set()
+
+    def _on_missed(self, event: JobExecutionEvent) -> None:
+        self._spawn(lambda: tell_missed(self, event.job_id, event.scheduled_run_time))
+
+    def _spawn(self, make: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def create() -> None:
+            task = loop.create_task(make())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        loop.call_soon_threadsafe(create)

@@ -1,0 +1,100 @@
+"""The APScheduler job store on `storage.url` and a plain view of a stored job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Any
+
+from apscheduler.job import Job
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from sqlalchemy import create_engine, event
+
+from larkbot.errors import ConfigError
+from larkbot.scheduler.delivery import fmt_time
+from larkbot.scheduler.triggers import describe
+from larkbot.storage.db import sync_url
+
+JOBS_TABLE = "apscheduler_jobs"
+
+
+def make_jobstore(url: str) -> SQLAlchemyJobStore:
+    """A SQLAlchemy job store on the database of `storage.url` (WAL + busy timeout on SQLite)."""
+    try:
+        engine = create_engine(sync_url(url), pool_pre_ping=not url.startswith("sqlite"))
+    except ModuleNotFoundError as err:
+        raise ConfigError(
+            f"storage.url: the scheduler needs a synchronous driver ({err.name}); "
+            "install larkbot[postgres]"
+        ) from None
+    if url.startswith("sqlite"):
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return SQLAlchemyJobStore(engine=engine, tablename=JOBS_TABLE)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=5000")
+    cur.execute("PRAGMA synchronous=NORMAL")  # as db.py: WAL makes this crash-safe, and fast
+    cur.close()
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """A stored job as users and operators see it."""
+
+    id: str
+    prompt: str
+    schedule: str  # the cron text or "every N min" as created
+    trigger_words: str
+    next_run_time: datetime | None
+    target: dict[str, str]
+    creator: dict[str, Any]
+    timezone: str
+
+    @classmethod
+    def from_job(cls, job: Job) -> JobInfo:
+        """Read the plain-data kwargs the job was created with."""
+        kw = job.kwargs
+        return cls(
+            id=job.id,
+            prompt=str(kw.get("prompt", "")),
+            schedule=job.name,
+            trigger_words=describe(job.trigger, job.name),
+            next_run_time=job.next_run_time,
+            target=dict(kw.get("target") or {}),
+            creator=dict(kw.get("creator") or {}),
+            timezone=str(kw.get("timezone", "")),
+        )
+
+    def where(self) -> str:
+        """The delivery target in words."""
+        chat = self.target.get("chat_id")
+        return f"chat {chat}" if chat else f"{self.target.get('channel', 'cli')} (logged only)"
+
+    def line(self, tz: tzinfo) -> str:
+        """One line for `schedule_list` and `larkbot jobs list`."""
+        words = self.trigger_words
+        if words != self.schedule:
+            words = f"{words} ({self.schedule})"
+        return (
+            f"- {self.id}: {words} · next {fmt_time(self.next_run_time, tz)} · "
+            f"{self.where()} · prompt: {self.prompt[:120]}"
+        )
+
+    def details(self, tz: tzinfo) -> str:
+        """Every field, for `larkbot jobs show`."""
+        return "\n".join(
+            [
+                f"id:        {self.id}",
+                f"schedule:  {self.trigger_words} ({self.schedule})",
+                f"next run:  {fmt_time(self.next_run_time, tz)}",
+                f"target:    {self.where()} thread={self.target.get('thread_id') or '-'}",
+                f"creator:   {self.creator.get('open_id', '?')} "
+                f"(owner at creation: {self.creator.get('is_owner')})",
+                f"timezone:  {self.timezone}",
+                f"session:   schedule:{self.id}",
+                f"prompt:    {self.prompt}",
+            ]
+        )

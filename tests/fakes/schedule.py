@@ -1,0 +1,83 @@
+"""Seam fakes for scheduler tests: a recording notifier and a scripted agent runner."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from larkbot.config import Settings, parse_settings
+from larkbot.context import RequestContext
+
+
+@dataclass
+class Sent:
+    """One proactive message."""
+
+    chat_id: str
+    text: str
+    uuid: str
+
+
+class RecordingNotifier:
+    """Notifier that records messages and lets a test await the next one (bounded)."""
+
+    def __init__(self) -> None:
+        self.sent: list[Sent] = []
+        self._queue: asyncio.Queue[Sent] = asyncio.Queue()
+
+    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
+        """Record one message."""
+        msg = Sent(chat_id, text, uuid)
+        self.sent.append(msg)
+        self._queue.put_nowait(msg)
+
+    async def next(self, timeout: float = 5.0) -> Sent:
+        """The next message sent, waiting at most `timeout` seconds."""
+        return await asyncio.wait_for(self._queue.get(), timeout)
+
+    def about(self, job_id: str) -> list[Sent]:
+        """Messages that mention a job id."""
+        return [m for m in self.sent if f"「{job_id}」" in m.text]
+
+
+@dataclass
+class Answer:
+    """Shaped like FinalAnswer."""
+
+    text: str
+
+
+@dataclass
+class ScriptedAgent:
+    """AgentRunner that answers from a script (an Exception entry makes that run fail)."""
+
+    script: list[str | Exception] = field(default_factory=list)
+    calls: list[tuple[str, str, RequestContext]] = field(default_factory=list)
+
+    async def __call__(self, session_id: str, user_input: str, ctx: RequestContext) -> Answer:
+        """Record the call and play the next scripted outcome (default: echo the prompt)."""
+        self.calls.append((session_id, user_input, ctx))
+        outcome: Any = self.script.pop(0) if self.script else f"done: {user_input}"
+        if isinstance(outcome, Exception):
+            raise outcome
+        return Answer(outcome)
+
+    def runs_of(self, job_id: str) -> int:
+        """How many runs a job's session had."""
+        return sum(1 for sid, _, _ in self.calls if sid == f"schedule:{job_id}")
+
+
+def scheduler_settings(home: Path, **scheduler: Any) -> Settings:
+    """Settings on a SQLite file under `home` with one owner (ou_owner)."""
+    raw: dict[str, Any] = {"owner": {"open_ids": ["ou_owner"]}}
+    if scheduler:
+        raw["scheduler"] = scheduler
+    settings = parse_settings(raw)
+    assert str(home) in settings.storage.url
+    return settings
+
+
+LARK_TARGET = {"channel": "lark", "chat_id": "oc_chat", "thread_id": ""}
+OWNER = {"open_id": "ou_owner", "is_owner": True}
