@@ -77,6 +77,9 @@ class Core:
         """Stop MCP servers, close the database and (if this core created it) the HTTP client."""
         if self.mcp is not None:
             await self.mcp.stop()
+        knowledge = self.runtime.services.get("knowledge")
+        if knowledge is not None:
+            await knowledge.close()
         if self.owns_http:
             await self.http.aclose()
         await self.db.close()
