@@ -1,0 +1,114 @@
+"""Shell figures: classifier throughput vs a naive regex baseline (same run), and the shell
+tool's round trip for `true`.
+
+The baseline is the kind of deny-list regex many agents use (nanobot-style, on the lower-cased
+raw string). It is faster, and the run also counts what it gets wrong on the test table of
+disguised attacks and safe look-alikes, which is why the parser is worth its cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+
+import httpx
+
+from larkbot.config import LiveSettings, parse_settings
+from larkbot.storage.db import Database
+from tests.test_shell_danger import DANGEROUS, SAFE
+from tools.builtin._shell_danger import analyse, classify, join_continuations
+from tools.runtime import ToolRuntime
+
+NAIVE = [
+    re.compile(p)
+    for p in (
+        r"\brm\s+-[rf]{1,2}\b",
+        r"\bsudo\b",
+        r"\b(mkfs|diskpart)\b",
+        r"\bdd\s+if=",
+        r">\s*/dev/sd",
+        r"\b(shutdown|reboot|poweroff)\b",
+        r":\(\)\s*\{.*\};\s*:",
+        r"(curl|wget)[^|]*\|\s*(ba)?sh",
+        r"git\s+push\s+(-f|--force)",
+        r"git\s+reset\s+--hard",
+        r"git\s+clean\s+-\w*f",
+        r">\s*/etc/",
+    )
+]
+
+
+def naive(command: str) -> bool:
+    """The baseline: any deny-list regex matching the lower-cased raw string."""
+    low = command.lower()
+    return any(p.search(low) for p in NAIVE)
+
+
+def _rate(fn: Callable[[str], object], commands: list[str], seconds: float = 2.0) -> float:
+    """Commands per second of `fn` over `commands`, repeated for about `seconds`."""
+    done, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for command in commands:
+            fn(command)
+        done += len(commands)
+    return done / (time.perf_counter() - started)
+
+
+async def _round_trips(n: int = 50) -> list[float]:
+    from tools.builtin.shell import ShellTool
+
+    previous = os.environ.get("LARKBOT_HOME")
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["LARKBOT_HOME"] = home  # never touch the user's real home
+        settings = parse_settings({})
+        db = Database(f"sqlite:///{home}/bench.db")
+        async with httpx.AsyncClient() as http:
+            tool = ShellTool(ToolRuntime("cli", LiveSettings(settings), http, db))
+            await tool.run(command="true")  # warm-up
+            times = []
+            for _ in range(n):
+                started = time.perf_counter()
+                await tool.run(command="true")
+                times.append(time.perf_counter() - started)
+        await db.close()
+    if previous is None:
+        os.environ.pop("LARKBOT_HOME", None)
+    else:
+        os.environ["LARKBOT_HOME"] = previous
+    return times
+
+
+def main() -> None:
+    """Print the figures."""
+    commands = [c for c, _ in DANGEROUS] + SAFE
+    uncached = _rate(lambda c: analyse(join_continuations(c), 0, None), commands)
+    cached = _rate(classify, commands, 0.5)
+    baseline = _rate(naive, commands)
+    print(
+        f"classifier (parse every time): {uncached:,.0f} commands/s "
+        f"({1e6 / uncached:.0f} µs per command)"
+    )
+    print(f"classifier (cached, repeated commands): {cached:,.0f} commands/s")
+    print(
+        f"naive regex baseline: {baseline:,.0f} commands/s "
+        f"-> classifier costs {baseline / uncached:.0f}x the baseline's time"
+    )
+    missed = [c for c, _ in DANGEROUS if not naive(c)]
+    false_alarms = [c for c in SAFE if naive(c)]
+    ours_missed = [c for c, _ in DANGEROUS if classify(c) is None]
+    ours_false = [c for c in SAFE if classify(c) is not None]
+    print(
+        f"on the test table ({len(DANGEROUS)} dangerous, {len(SAFE)} safe): "
+        f"baseline misses {len(missed)} and false-alarms {len(false_alarms)}; "
+        f"classifier misses {len(ours_missed)} and false-alarms {len(ours_false)}"
+    )
+    times = asyncio.run(_round_trips())
+    print(
+        f"shell tool round trip for `true`: median {statistics.median(times) * 1e3:.1f} ms, "
+        f"p90 {sorted(times)[int(len(times) * 0.9)] * 1e3:.1f} ms ({len(times)} runs)"
+    )

@@ -1,0 +1,145 @@
+"""ShellTool with a real sh: output, exit code, timeouts that kill the whole group, output cap."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.builtin_rt import tool_runtime
+from tools.builtin.shell import ShellTool, danger, provide
+from tools.runtime import ToolRuntime
+
+
+@pytest.fixture
+async def rt(home: Path) -> AsyncIterator[ToolRuntime]:
+    async with tool_runtime({"tools": {"shell": {"max_timeout_seconds": 1}}}) as runtime:
+        yield runtime
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as dead: it can no longer write anything)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def _until_dead(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def _until_exists(path: Path, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def test_output_and_exit_code(rt: ToolRuntime) -> None:
+    result = await ShellTool(rt).run(command="echo hello; echo oops >&2; exit 3")
+    assert not result.is_error
+    assert "hello" in result.content and "oops" in result.content
+    assert result.content.endswith("[exit code 3]")
+
+
+async def test_no_output_is_said(rt: ToolRuntime) -> None:
+    result = await ShellTool(rt).run(command="true")
+    assert result.content == "(no output)\n[exit code 0]"
+
+
+@pytest.mark.parametrize("trap", ["", "trap '' TERM; "])
+async def test_timeout_kills_the_process_group(rt: ToolRuntime, tmp_path: Path, trap: str) -> None:
+    """A background child that would write a file after the timeout dies with its group,
+    even when it ignores SIGTERM (SIGKILL follows)."""
+    pidfile, marker = tmp_path / "child.pid", tmp_path / "late.txt"
+    child = f"sh -c '{trap}echo $$ > {pidfile}; sleep 3; echo late > {marker}'"
+    started = time.monotonic()
+    result = await ShellTool(rt).run(command=f"{child} & sleep 30", timeout=0.5)
+    assert time.monotonic() - started < 4.5
+    assert result.is_error and "timed out after 0.5 s" in result.content
+    assert await _until_exists(pidfile)
+    assert await _until_dead(int(pidfile.read_text()))
+    assert not marker.exists()
+
+
+async def test_cancelling_the_call_kills_the_group(rt: ToolRuntime, tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    task = asyncio.create_task(ShellTool(rt).run(command=f"echo $$ > {pidfile}; sleep 30"))
+    assert await _until_exists(pidfile)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _until_dead(int(pidfile.read_text()))
+
+
+async def test_timeout_is_capped_by_settings(rt: ToolRuntime) -> None:
+    result = await ShellTool(rt).run(command="sleep 20", timeout=10_000)
+    assert result.is_error and "timed out after 1 s" in result.content
+
+
+async def test_output_is_capped_with_head_and_tail(rt: ToolRuntime) -> None:
+    result = await ShellTool(rt).run(command="seq 1 200000")
+    assert len(result.content) <= 8000
+    assert result.content.startswith("1\n2\n3\n")
+    assert "bytes of output cut" in result.content
+    assert "200000\n[exit code 0]" in result.content
+
+
+async def test_background_child_holding_the_pipe_does_not_block(rt: ToolRuntime) -> None:
+    started = time.monotonic()
+    result = await ShellTool(rt).run(command="sleep 3 & echo started")
+    assert time.monotonic() - started < 2.5
+    assert "started" in result.content and "[exit code 0]" in result.content
+
+
+async def test_consent_hooks(rt: ToolRuntime) -> None:
+    tool = ShellTool(rt)
+    assert tool.consent_check(command="ls -la") == "run shell command: ls -la"
+    assert tool.consent_scope(command="ls -la") == "shell"
+    assert not tool.consent_always(command="ls -la")
+    assert tool.consent_always(command="echo x; rm -rf /")
+    assert "recursive delete" in (tool.consent_check(command="rm -rf /") or "")
+
+
+async def test_commands_run_under_bash_the_grammar_the_classifier_parses(rt: ToolRuntime) -> None:
+    result = await ShellTool(rt).run(command="echo $'a\\x41' && [[ -n x ]] && echo ok")
+    assert result.content == "aA\nok\n[exit code 0]"
+
+
+def test_without_bash_dash_divergent_syntax_is_dangerous() -> None:
+    """Under dash `x &>f rm -rf /` backgrounds x and then runs rm: fail closed without bash."""
+    command = "echo x &>/dev/null rm -rf /"
+    assert danger(command, bash=True) is None
+    assert "bash-only syntax" in (danger(command, bash=False) or "")
+    assert danger("ls -la", bash=False) is None
+
+
+async def test_provide_and_flags(rt: ToolRuntime) -> None:
+    (tool,) = provide(rt)
+    assert tool.name == "shell" and tool.fast_path and tool.side_effect
+    assert os.environ.get("LARKBOT_HOME")
+
+
+async def test_shell_does_not_leak_the_bots_credentials(
+    rt: ToolRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: `env` in a shell call printed LLM_API_KEY and LARK_APP_SECRET to the model."""
+    monkeypatch.setenv("LLM_API_KEY", "sk-very-secret")
+    monkeypatch.setenv("LARK_APP_SECRET", "lark-very-secret")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    out = (await ShellTool(rt).run(command="env")).content
+    assert "sk-very-secret" not in out and "lark-very-secret" not in out
+    assert "HARMLESS_SETTING=visible" in out

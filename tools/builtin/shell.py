@@ -1,0 +1,135 @@
+"""ShellTool: sh in its own process group, bounded output, a timeout kills the whole group."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from tools.base import BaseTool, ToolResult
+from tools.builtin._process import (
+    DRAIN_AFTER_EXIT,
+    BoundedCapture,
+    OutputProtocol,
+    scrubbed_environment,
+    signal_group,
+    stop_group,
+)
+from tools.runtime import ToolRuntime
+
+try:
+    from tools.builtin._shell_danger import classify as _classify
+
+    classify: Callable[[str], str | None] = _classify
+except ImportError:  # no tree-sitter: fail closed, every command is asked every time
+
+    def classify(command: str) -> str | None:
+        """Without the parser nothing can be judged safe."""
+        return "the shell classifier is unavailable (tree-sitter missing)"
+
+
+# Syntax bash and dash read differently: under dash `x &>f rm -rf /` backgrounds `x`, then runs
+# rm, and `((rm -rf /))` is two subshells, while bash's grammar (the classifier's) sees neither.
+_DASH_DIVERGES = ("&>", "((", "|&", "$'", "<(", ">(")
+
+
+def bash_path() -> str | None:
+    """The bash the tool runs commands with, so execution matches the classifier's grammar."""
+    return shutil.which("bash")
+
+
+def danger(command: str, bash: bool = True) -> str | None:
+    """Why `command` must be asked every time, or None; stricter when only /bin/sh exists."""
+    reason = classify(command)
+    if reason is None and not bash and any(t in command for t in _DASH_DIVERGES):
+        return "bash-only syntax would be run by /bin/sh, which reads it differently"
+    return reason
+
+
+class ShellTool(BaseTool):
+    """Runs a shell command; dangerous commands (per the classifier) are asked every time."""
+
+    name = "shell"
+    description = (
+        "Run a shell command (bash) on the owner's machine and return its combined "
+        "stdout/stderr (capped at 8,000 characters) and exit code. Default timeout 30 s."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line to run."},
+            "timeout": {
+                "type": "number",
+                "description": "Seconds before the command is killed (default 30).",
+                "default": 30,
+            },
+        },
+        "required": ["command"],
+    }
+    fast_path = True
+    side_effect = True
+    no_compress = True  # already bounded here; whitespace matters in code and tables
+
+    def __init__(self, rt: ToolRuntime) -> None:
+        self.rt = rt
+
+    def consent_check(self, **kw: Any) -> str | None:
+        """Every command needs consent; the description is the command itself."""
+        command = str(kw.get("command", ""))
+        reason = danger(command, bash_path() is not None)
+        note = f" — DANGEROUS ({reason})" if reason else ""
+        return f"run shell command: {command[:2000]}{note}"
+
+    def consent_always(self, **kw: Any) -> bool:
+        """Dangerous commands are asked every time and never remembered."""
+        return danger(str(kw.get("command", "")), bash_path() is not None) is not None
+
+    def _timeout(self, asked: Any) -> float:
+        cap = self.rt.live.get().tools.shell.max_timeout_seconds
+        value = float(asked) if isinstance(asked, int | float) and asked > 0 else 30.0
+        return min(value, cap)
+
+    async def run(self, **kw: Any) -> ToolResult:
+        """Run the command, kill its process group on timeout, report output and exit code."""
+        command, timeout = str(kw["command"]), self._timeout(kw.get("timeout", 30))
+        capture = BoundedCapture()
+        # The protocol form of create_subprocess_shell: exit is seen even while children
+        # started in the background keep the output pipe open.
+        transport, proto = await asyncio.get_running_loop().subprocess_shell(
+            lambda: OutputProtocol(capture),
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a timeout reaches every child
+            env=scrubbed_environment(),
+            executable=bash_path() or "/bin/sh",
+        )
+        pid, timed_out, note = transport.get_pid(), False, ""
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(proto.exited), timeout)
+            except TimeoutError:
+                timed_out = True
+                await stop_group(pid, proto.exited)
+            done, _ = await asyncio.wait({proto.eof}, timeout=DRAIN_AFTER_EXIT)
+            if not done:
+                note = "[background processes still hold the output open; not waited for]\n"
+        finally:
+            if not proto.exited.done():  # cancelled: leave nothing running
+                signal_group(pid, signal.SIGKILL)
+            transport.close()
+        output = capture.text() or "(no output)"
+        output = output if output.endswith("\n") else output + "\n"
+        if timed_out:
+            done_msg = f"[timed out after {timeout:g} s: the process group was killed]"
+            return ToolResult(output + note + done_msg, is_error=True)
+        return ToolResult(f"{output}{note}[exit code {transport.get_returncode()}]")
+
+
+def provide(rt: ToolRuntime) -> list[BaseTool]:
+    """The shell tool."""
+    return [ShellTool(rt)]
