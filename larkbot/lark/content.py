@@ -25,8 +25,11 @@ def parse_content(raw: Any) -> dict[str, Any]:
 
 def _styled(text: str, styles: Any) -> str:
     styles = styles if isinstance(styles, list) else []
-    if not text.strip():
+    core = text.strip()
+    if not core:
         return text
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+    text = core
     if "code" in styles:
         text = f"`{text}`"
     if "bold" in styles:
@@ -35,7 +38,7 @@ def _styled(text: str, styles: Any) -> str:
         text = f"*{text}*"
     if "lineThrough" in styles or "strikethrough" in styles:
         text = f"~~{text}~~"
-    return text
+    return lead + text + trail
 
 
 def _post_element(el: dict[str, Any], resolve: MentionResolver) -> str:
@@ -49,8 +52,8 @@ def _post_element(el: dict[str, Any], resolve: MentionResolver) -> str:
         ref = str(el.get("user_id") or el.get("open_id") or "")
         if ref in ("all", "@_all"):
             return "@all"
-        shown = resolve(ref)
-        return shown if shown or not ref else f"@{el.get('user_name') or ref}"
+        shown = resolve(ref)  # "" for this bot's own mention, `ref` itself when unknown
+        return f"@{el.get('user_name') or ref}" if shown == ref else shown
     if tag == "img":
         return f"[image {el.get('image_key') or ''}]"
     if tag == "media":
@@ -67,12 +70,13 @@ def _post_element(el: dict[str, Any], resolve: MentionResolver) -> str:
 def post_to_markdown(content: dict[str, Any], resolve: MentionResolver) -> str:
     """Rich text (`post`) → markdown; tolerates both the flat and the locale-wrapped form."""
     doc = content
-    if "content" not in doc:
+    if "content" not in doc:  # the locale-wrapped form: {"zh_cn": {...}}
         doc = next((v for v in content.values() if isinstance(v, dict)), {})
     lines: list[str] = []
     if doc.get("title"):
         lines.append(f"# {doc['title']}")
-    for para in doc.get("content") or []:
+    paragraphs = doc.get("content")
+    for para in paragraphs if isinstance(paragraphs, list) else []:
         if not isinstance(para, list):
             continue
         line = "".join(_post_element(el, resolve) for el in para if isinstance(el, dict))
@@ -121,12 +125,17 @@ def describe(message_type: str, c: dict[str, Any], resolve: MentionResolver) -> 
     if message_type == "image":
         return f"[The user sent an image (image_key {c.get('image_key', '?')}); you cannot see it.]"
     if message_type == "file":
-        return f"[The user sent a file: {c.get('file_name', 'unnamed')} (file_key {c.get('file_key', '?')}).]"
+        name, key = c.get("file_name", "unnamed"), c.get("file_key", "?")
+        return f"[The user sent a file: {name} (file_key {key}).]"
     if message_type == "audio":
-        return f"[The user sent a voice message ({_seconds(c.get('duration'))}); you cannot hear it.]"
+        return (
+            f"[The user sent a voice message ({_seconds(c.get('duration'))}); you cannot hear it.]"
+        )
     if message_type == "media":
         name = c.get("file_name") or "video"
-        return f"[The user sent a video: {name} ({_seconds(c.get('duration'))}); you cannot watch it.]"
+        return (
+            f"[The user sent a video: {name} ({_seconds(c.get('duration'))}); you cannot watch it.]"
+        )
     if message_type == "sticker":
         return "[The user sent a sticker.]"
     if message_type == "merge_forward":
@@ -138,6 +147,9 @@ def describe(message_type: str, c: dict[str, Any], resolve: MentionResolver) -> 
     if message_type == "share_user":
         return f"[The user shared a contact card (user_id {c.get('user_id', '?')}).]"
     if message_type == "location":
-        return f"[The user shared a location: {c.get('name', '')} ({c.get('latitude', '?')}, {c.get('longitude', '?')}).]"
+        where = f"{c.get('latitude', '?')}, {c.get('longitude', '?')}"
+        return f"[The user shared a location: {c.get('name', '')} ({where}).]"
     summary = json.dumps(c, ensure_ascii=False)[:500] if c else ""
-    return f"[The user sent a {message_type or 'unknown'} message{': ' + summary if summary else ''}.]"
+    return (
+        f"[The user sent a {message_type or 'unknown'} message{': ' + summary if summary else ''}.]"
+    )

@@ -134,7 +134,7 @@ def normalize(envelope: Any, bot_open_id: str) -> InboundMessage | None:
     return InboundMessage(
         message_id=message_id,
         chat_id=chat_id,
-        chat_type=_str(message.get("chat_type")) or "p2p",
+        chat_type=_str(message.get("chat_type")),  # unknown: group rules, never a DM
         sender_open_id=sender_open_id,
         sender_type=sender_type,
         text=_clean(raw_text, mentions),

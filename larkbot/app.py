@@ -1,0 +1,215 @@
+"""App: builds and owns everything `larkbot serve` runs, with `start()` / `drain()` / `stop()`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from larkbot.config import Settings
+from larkbot.consent import ChannelGuardProvider
+from larkbot.lark.access import LarkAccessPolicy
+from larkbot.lark.audit import AuditLog
+from larkbot.lark.client import LarkClient
+from larkbot.lark.commands import Commands
+from larkbot.lark.dispatcher import Dispatcher
+from larkbot.lark.inbound import MESSAGE_EVENT, normalize
+from larkbot.lark.journal import open_journal
+from larkbot.lark.owners import Owners
+from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
+from larkbot.lark.webhook import CARD_ACTION_TRIGGER
+from larkbot.logs import get_logger
+from larkbot.runtime_factory import Core, build_core
+
+log = get_logger("larkbot.app")
+
+CardHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Hook = Callable[[], Awaitable[None]]
+PURGE_EVERY = 3600.0
+
+
+class App:
+    """The serve process's object graph. Other subsystems add start/stop hooks, not new fields."""
+
+    def __init__(self, settings: Settings, *, lease_seconds: float = 60.0) -> None:
+        self.settings = settings
+        self.lease_seconds = lease_seconds
+        self.ready = False
+        self.bot_open_id = ""
+        self.client: LarkClient | None = None
+        self.card_handler: CardHandler | None = None  # the cards helper's approval callbacks
+        self.view_factory: ViewFactory | None = None  # None: chosen in start() from settings
+        self.on_start: list[Hook] = []
+        self.on_stop: list[Hook] = []
+        self.ws: Any = None
+        self._core: Core | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        from larkbot.scheduler.hooks import install_scheduler
+
+        install_scheduler(self)  # start/stop hooks; registers services["scheduler"]
+        from larkbot.lark.approval import install_approvals
+
+        install_approvals(self)  # Approve/Deny cards for owners' dangerous calls (issue 4)
+
+    @property
+    def core(self) -> Core:
+        """Database, http client, registry, provider and sessions (after `start`)."""
+        assert self._core is not None, "App.start() first"
+        return self._core
+
+    async def start(self) -> None:
+        """Open storage, fetch the bot's identity once, wire the agent, recover unfinished turns."""
+        self._core = await build_core(self.settings, "lark")
+        try:
+            await self._wire(self._core)
+        except BaseException:
+            if self._sweeper is not None:
+                self._sweeper.cancel()
+            await self._core.aclose()
+            self._core = None
+            raise
+        self.ready = True
+        log.info("app_ready", bot_open_id=self.bot_open_id, mode=self.settings.lark.mode)
+
+    async def _wire(self, core: Core) -> None:
+        s = self.settings
+        if s.lark.configured:
+            self.client = LarkClient.from_config(core.http, s.lark)
+            core.runtime.services["lark_client"] = self.client
+            await self._fetch_bot_identity()
+        else:
+            log.warning(
+                "lark_not_configured",
+                hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
+                "events are verified and acknowledged, but the bot cannot reply",
+            )
+        self.journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
+        self.owners = Owners(core.db, s.owner.open_ids)
+        self.audit = AuditLog(core.db)
+        for part in (self.journal, self.owners, self.audit):
+            await part.init()
+        self.access = LarkAccessPolicy(lambda: core.live.get().owner, self.audit)
+        self.guard = ChannelGuardProvider()
+        self.agent = core.agent(self.guard, self.access, "lark")
+        self.dispatcher = Dispatcher(
+            agent=self.agent,
+            journal=self.journal,
+            owners=self.owners,
+            commands=Commands(self.owners, self.agent.reset),
+            view_factory=self._view,
+            lark=lambda: self.settings.lark,
+            messages=self.client,
+        )
+        for hook in self.on_start:
+            await hook()
+        if self.client is not None:
+            await self.dispatcher.recover()
+            self._sweeper = asyncio.create_task(self._sweep(), name="lark-journal-sweeper")
+        if s.lark.mode == "websocket" and self.client is not None:
+            from larkbot.lark.ws import LarkLongConnection
+
+            secret = s.lark.app_secret.get_secret_value()
+            self.ws = LarkLongConnection(s.lark.app_id, secret, s.lark.domain, self.submit)
+            self.ws.start()
+
+    async def _fetch_bot_identity(self) -> None:
+        assert self.client is not None
+        try:
+            info = await self.client.bot_info()
+            self.bot_open_id = str(info.get("open_id", ""))
+        except Exception as err:  # mention detection needs it; DMs work without
+            log.error(
+                "lark_bot_info_failed",
+                error=f"{type(err).__name__}: {err}",
+                hint="check lark.app_id/app_secret and that the bot capability is enabled; "
+                "group @-mentions are not recognised until this works (restart to retry)",
+            )
+
+    def _view(self, msg: Any, ctx: Any) -> TurnView:
+        if self.view_factory is None:
+            self.view_factory = self._default_view_factory()
+        return self.view_factory(msg, ctx)
+
+    def _default_view_factory(self) -> ViewFactory:
+        """StreamingCardView when `lark.streaming` is on and the cards module is present."""
+        assert self.client is not None
+        client = self.client
+        if self.settings.lark.streaming:
+            try:  # the cards helper's module (issue 4), when present
+                streaming = importlib.import_module("larkbot.lark.streaming")
+                factory: ViewFactory = streaming.make_view_factory(client, self.settings.lark)
+                return factory
+            except (ImportError, AttributeError):
+                pass
+        return lambda msg, ctx: PlainReplyView(client, msg)
+
+    async def submit(self, envelope: dict[str, Any]) -> Any:
+        """Hand an authenticated event envelope to the pipeline (webhook and long connection)."""
+        if not self.ready:
+            return "not ready"
+        event_type = envelope.get("header", {}).get("event_type")
+        if event_type == CARD_ACTION_TRIGGER:  # long connection: card actions come this way
+            return await self.handle_card(envelope)
+        if event_type != MESSAGE_EVENT:
+            return "ignored"
+        try:
+            msg = normalize(envelope, self.bot_open_id)
+        except Exception:  # sender-controlled shapes must never fail the request
+            log.error("lark_normalize_failed", exc_info=True)
+            return "ignored"
+        if msg is None:
+            return "ignored"
+        if self.client is None:
+            log.warning("lark_reply_impossible", reason="lark.app_id/app_secret not configured")
+            return "unconfigured"
+        return await self.dispatcher.accept(msg)
+
+    async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
+        """A verified `card.action.trigger`; the cards helper installs `card_handler`."""
+        if self.card_handler is None:
+            return {}
+        return await self.card_handler(envelope)
+
+    async def _sweep(self) -> None:
+        """Retake turns whose replica died (expired leases) and purge old journal entries."""
+        last_purge = 0.0
+        while True:
+            await asyncio.sleep(self.lease_seconds / 2)
+            try:
+                await self.dispatcher.recover()
+                if time.monotonic() - last_purge > PURGE_EVERY:
+                    last_purge = time.monotonic()
+                    await self.journal.purge()
+            except Exception:
+                log.warning("lark_sweep_failed", exc_info=True)
+
+    async def drain(self, timeout: float | None = None) -> bool:
+        """Stop taking events (healthz 503) and let in-flight turns finish within `timeout`."""
+        self.ready = False
+        if self._core is None or not hasattr(self, "dispatcher"):
+            return True
+        return await self.dispatcher.drain(timeout or self.settings.server.drain_seconds)
+
+    async def stop(self) -> None:
+        """Drain (if not yet), then close everything in reverse order of creation."""
+        if self._core is None:
+            return
+        await self.drain()
+        if self.ws is not None:
+            await self.ws.aclose()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        for hook in reversed(self.on_stop):
+            try:
+                await hook()
+            except Exception:
+                log.warning("stop_hook_failed", exc_info=True)
+        await self.audit.close()
+        await self.journal.close()
+        await self._core.aclose()
+        self._core = None

@@ -1,0 +1,280 @@
+"""From accepted message to delivered answer: policy, journal claim, per-session order, bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from larkbot.config import LarkConfig
+from larkbot.context import RequestContext
+from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
+from larkbot.lark.commands import Commands, parse_command
+from larkbot.lark.enrich import model_input
+from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.journal import InboundJournal
+from larkbot.lark.owners import Owners
+from larkbot.lark.turns import ViewFactory
+from larkbot.logs import get_logger
+
+log = get_logger("larkbot.lark.dispatcher")
+
+
+class _Agent(Protocol):
+    def stream_chat(
+        self, session_id: str, user_input: str, ctx: RequestContext
+    ) -> AsyncIterator[AgentEvent]: ...
+
+
+def session_id_for(msg: InboundMessage) -> str:
+    """One session per chat; per thread when the message is in a thread (topic groups)."""
+    return f"lark:{msg.chat_id}:{msg.thread_id}" if msg.thread_id else f"lark:{msg.chat_id}"
+
+
+def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
+    """None when the bot should answer, else why it stays silent."""
+    if msg.is_dm or lark.group_policy == "all":
+        return None
+    if msg.mentions_bot:
+        return None
+    if msg.mentioned_all and lark.answer_at_all:
+        return None
+    return "group message without a mention of this bot"
+
+
+@dataclass
+class _Queued:
+    msg: InboundMessage
+    claimed: asyncio.Future[bool] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class Dispatcher:
+    """Runs turns: arrival order within a session, sessions concurrently up to a global bound."""
+
+    def __init__(
+        self,
+        *,
+        agent: _Agent,
+        journal: InboundJournal,
+        owners: Owners,
+        commands: Commands,
+        view_factory: ViewFactory,
+        lark: Callable[[], LarkConfig],
+        messages: Any = None,  # LarkClient for parent/forward lookups; None skips them
+        ack_budget: float = 0.05,
+    ) -> None:
+        self.agent = agent
+        self.journal = journal
+        self.owners = owners
+        self.commands = commands
+        self.view_factory = view_factory
+        self.lark = lark
+        self.messages = messages
+        self.accepting = True
+        self._sem = asyncio.Semaphore(lark().max_concurrent_turns)
+        self._queues: dict[str, deque[_Queued]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._claims: set[asyncio.Task[bool]] = set()
+        self.ack_budget = ack_budget
+
+    async def accept(self, msg: InboundMessage) -> str:
+        """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
+        if not self.accepting:
+            return "draining"
+        silent = should_answer(msg, self.lark())
+        if silent:
+            log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
+            return "ignored"
+        item = self._enqueue(msg)  # synchronously, so the session keeps arrival order
+        claim = asyncio.create_task(self._claim(item))
+        self._claims.add(claim)
+        claim.add_done_callback(self._claim_done)
+        try:
+            # Normally the claim is durable before Lark gets its 200; a slow database must
+            # not hold the ack past Lark's deadline, so past the budget it finishes on its own.
+            claimed = await asyncio.wait_for(asyncio.shield(claim), self.ack_budget)
+        except TimeoutError:
+            return "queued (claim pending)"
+        return "queued" if claimed else "duplicate"
+
+    async def _claim(self, item: _Queued) -> bool:
+        try:
+            claimed = await self.journal.claim(item.msg.message_id, item.msg.to_json())
+        except BaseException:
+            item.claimed.set_result(False)
+            raise
+        item.claimed.set_result(claimed)
+        return claimed
+
+    def _claim_done(self, task: asyncio.Task[bool]) -> None:
+        self._claims.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("lark_claim_failed", exc_info=task.exception())
+
+    def resume(self, msg: InboundMessage) -> None:
+        """Queue a message whose claim this replica already holds (crash recovery)."""
+        self._enqueue(msg).claimed.set_result(True)
+
+    def _enqueue(self, msg: InboundMessage) -> _Queued:
+        item = _Queued(msg)
+        sid = session_id_for(msg)
+        queue = self._queues.get(sid)
+        if queue is None:
+            queue = self._queues[sid] = deque()
+            task = asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        queue.append(item)
+        return item
+
+    async def _worker(self, sid: str, queue: deque[_Queued]) -> None:
+        try:
+            while queue:
+                item = queue[0]
+                if await item.claimed:
+                    async with self._sem:
+                        try:
+                            await self._turn(item.msg, sid)
+                        except Exception:  # one broken turn must not strand the session
+                            log.error(
+                                "lark_turn_crashed", message_id=item.msg.message_id, exc_info=True
+                            )
+                queue.popleft()
+        except asyncio.CancelledError:
+            for item in queue:  # interrupted and waiting turns: recovery retakes them at once
+                if item.claimed.done() and item.claimed.result():
+                    with contextlib.suppress(Exception):
+                        await self.journal.release(item.msg.message_id)
+            raise
+        finally:
+            if self._queues.get(sid) is queue:
+                del self._queues[sid]
+
+    async def _heartbeat(self, message_id: str) -> None:
+        while True:
+            await asyncio.sleep(self.journal.lease_seconds / 3)
+            try:
+                await self.journal.renew(message_id)
+            except Exception:
+                log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
+
+    async def _turn(self, msg: InboundMessage, sid: str) -> None:
+        ctx = RequestContext(
+            interface="lark",
+            session_id=sid,
+            sender_id=msg.sender_open_id,
+            is_owner=await self.owners.check(msg.sender_open_id),
+            chat_id=msg.chat_id,
+            chat_type=msg.chat_type,
+            thread_id=msg.thread_id,
+            message_id=msg.message_id,
+        )
+        bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
+        heartbeat = asyncio.create_task(self._heartbeat(msg.message_id))
+        try:
+            view = self.view_factory(msg, ctx)
+            outcome = await self._produce(msg, ctx, view)
+            try:
+                if isinstance(outcome, FinalAnswer):
+                    await view.finish(outcome)
+                else:
+                    await view.fail(outcome)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                bound.error("lark_delivery_failed", exc_info=True)
+                await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
+                return
+            await self._mark_done(msg.message_id)
+            bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
+        finally:
+            heartbeat.cancel()
+
+    async def _mark_done(self, message_id: str) -> None:
+        """Record delivery; retried briefly because a lost `done` means a (deduped) re-run."""
+        for attempt in range(3):
+            try:
+                await self.journal.done(message_id)
+                return
+            except Exception:
+                if attempt == 2:
+                    raise
+                log.warning("lark_journal_done_retry", message_id=message_id, exc_info=True)
+                await asyncio.sleep(0.2 * (attempt + 1))
+
+    async def _produce(
+        self, msg: InboundMessage, ctx: RequestContext, view: Any
+    ) -> FinalAnswer | str:
+        """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
+        command = parse_command(msg.text)
+        try:
+            if command is not None:
+                text = await self.commands.run(command[0], command[1], msg, ctx.session_id)
+                return FinalAnswer(text)
+            user_input = await model_input(msg, self.messages)
+            final: FinalAnswer | None = None
+            error = "the turn ended without an answer"
+            async with asyncio.timeout(self.lark().turn_timeout_seconds):
+                async for event in self.agent.stream_chat(ctx.session_id, user_input, ctx):
+                    if isinstance(event, FinalAnswer):
+                        final = event
+                        continue
+                    if isinstance(event, ErrorEvent):
+                        error = event.message
+                    await view.on_event(event)
+            return final if final is not None else error
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            log.warning("lark_turn_timeout", message_id=msg.message_id)
+            return "it took too long."
+        except Exception:
+            log.error("lark_turn_failed", message_id=msg.message_id, exc_info=True)
+            return "an internal error occurred."
+
+    async def recover(self) -> int:
+        """Retake unfinished claims whose lease expired (a crashed turn) and queue them again."""
+        if not self.accepting:
+            return 0
+        payloads = await self.journal.reclaim_expired()
+        for payload in payloads:
+            try:
+                self.resume(InboundMessage.from_json(payload))
+            except (ValueError, TypeError):
+                log.error("lark_recovery_bad_payload")
+        if payloads:
+            log.info("lark_recovered_turns", count=len(payloads))
+        return len(payloads)
+
+    @property
+    def in_flight(self) -> int:
+        """Session workers still running."""
+        return len(self._tasks)
+
+    async def join(self, timeout: float) -> bool:
+        """Wait (bounded) until no turn is queued or running; True when idle."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self._tasks:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            await asyncio.wait(set(self._tasks), timeout=left)
+        return True
+
+    async def drain(self, timeout: float) -> bool:
+        """Stop accepting, wait `timeout` for running turns, cancel the rest (claims released)."""
+        self.accepting = False
+        if not self._tasks:
+            return True
+        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        if pending:
+            log.warning("lark_drain_cancelled", turns=len(pending))
+        return not pending

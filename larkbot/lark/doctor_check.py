@@ -1,0 +1,54 @@
+"""`larkbot doctor`'s Lark line: credentials (tenant token) and the bot's identity."""
+
+from __future__ import annotations
+
+import httpx
+
+from larkbot.config import Settings
+from larkbot.doctor import CheckResult
+from larkbot.errors import LarkAPIError
+from larkbot.lark.client import LarkClient
+from larkbot.lark.transport import RetryPolicy
+
+_FIXES = {
+    99991543: "lark.app_id / lark.app_secret are wrong: copy them from the app's credentials page",
+    99991662: "the app is disabled or not installed in this tenant",
+    99991673: "the app is disabled or not installed in this tenant",
+    99991672: "the app lacks a required scope: add it in the console and publish a version",
+}
+
+
+def _fix(err: LarkAPIError, domain: str) -> str:
+    if err.code in _FIXES:
+        return _FIXES[err.code]
+    if err.http_status == 0:
+        return f"cannot reach {domain}: check lark.domain and the network"
+    return "check lark.app_id, lark.app_secret, lark.domain and that the bot capability is on"
+
+
+async def check_lark(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
+    """Fetch a tenant token, then GET /bot/v3/info (needed to recognise @-mentions)."""
+    lark = settings.lark
+    if not lark.configured:
+        return CheckResult(
+            "lark",
+            False,
+            "lark.app_id / lark.app_secret are not set: the bot cannot reply",
+            "set LARK_APP_ID and LARK_APP_SECRET (or lark.app_id / lark.app_secret)",
+        )
+    client = LarkClient.from_config(http, lark, retry=RetryPolicy(attempts=2, timeout=10.0))
+    try:
+        await client.token()
+    except LarkAPIError as err:
+        return CheckResult("lark", False, f"token fetch failed: {err}", _fix(err, lark.domain))
+    try:
+        bot = await client.bot_info()
+    except LarkAPIError as err:
+        return CheckResult(
+            "lark",
+            False,
+            f"credentials work but bot info failed: {err}",
+            "enable the bot capability (应用能力 → 机器人) and publish a version",
+        )
+    name, open_id = bot.get("app_name", "?"), bot.get("open_id", "?")
+    return CheckResult("lark", True, f"token ok; bot {name!r} ({open_id}) at {lark.domain}")

@@ -1,0 +1,129 @@
+"""The inbound journal in Redis (`storage.redis_url`): one claim per message across all replicas.
+
+Each message is a hash `larkbot:inbound:<message_id>` (status, owner, lease_until, attempts,
+payload) that expires after the retention; unfinished claims are indexed in a sorted set scored
+by lease expiry so any replica can find and retake the ones whose owner died. Claim and takeover
+are Lua scripts: the SET-NX-PX idea made atomic together with the pending index.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import redis.asyncio as redis
+
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS
+
+PREFIX = "larkbot:inbound:"
+PENDING = "larkbot:inbound-pending"
+
+# KEYS: entry, pending. ARGV: owner, now, lease_until, payload, retention_ms, message_id, max
+_CLAIM = """
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then
+  redis.call('HSET', KEYS[1], 'status', 'claimed', 'owner', ARGV[1], 'lease_until', ARGV[3],
+             'payload', ARGV[4], 'attempts', 1, 'created_at', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[6])
+  return 1
+end
+if st ~= 'claimed' or tonumber(redis.call('HGET', KEYS[1], 'lease_until')) >= tonumber(ARGV[2]) then
+  return 0
+end
+if tonumber(redis.call('HGET', KEYS[1], 'attempts')) >= tonumber(ARGV[7]) then
+  redis.call('HSET', KEYS[1], 'status', 'failed', 'payload', '')
+  redis.call('ZREM', KEYS[2], ARGV[6])
+  return 0
+end
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'lease_until', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[6])
+return 1
+"""
+
+# KEYS: entry, pending. ARGV: owner, lease_until, message_id
+_SET_LEASE = """
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1]
+   and redis.call('HGET', KEYS[1], 'status') == 'claimed' then
+  redis.call('HSET', KEYS[1], 'lease_until', ARGV[2])
+  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+class RedisJournal:
+    """`InboundJournal` on Redis; the hash expiry is the retention (>= 24 h)."""
+
+    def __init__(
+        self, url: str, lease_seconds: float = 60.0, retention_seconds: float = 1.5 * DAY
+    ) -> None:
+        self.redis: Any = redis.from_url(url, decode_responses=True)
+        self.lease_seconds = lease_seconds
+        self.retention_ms = int(max(retention_seconds, DAY) * 1000)
+        self.owner = uuid.uuid4().hex
+        self._claim = self.redis.register_script(_CLAIM)
+        self._set_lease = self.redis.register_script(_SET_LEASE)
+
+    async def init(self) -> None:
+        """Check the connection (fails fast with a clear error at start)."""
+        await self.redis.ping()
+
+    async def _try(self, message_id: str, payload: str, now: float) -> bool:
+        keys = [PREFIX + message_id, PENDING]
+        lease_until = now + self.lease_seconds
+        args: list[str | float] = [self.owner, now, lease_until, payload, self.retention_ms]
+        return bool(await self._claim(keys=keys, args=[*args, message_id, MAX_ATTEMPTS]))
+
+    async def claim(self, message_id: str, payload: str) -> bool:
+        """New claim, or takeover of an expired unfinished one."""
+        return await self._try(message_id, payload, time.time())
+
+    async def renew(self, message_id: str) -> None:
+        """Push the lease forward when this replica still owns the claim."""
+        lease = time.time() + self.lease_seconds
+        await self._set_lease(
+            keys=[PREFIX + message_id, PENDING], args=[self.owner, lease, message_id]
+        )
+
+    async def release(self, message_id: str) -> None:
+        """Expire the lease now."""
+        await self._set_lease(keys=[PREFIX + message_id, PENDING], args=[self.owner, 0, message_id])
+
+    async def done(self, message_id: str) -> None:
+        """Mark done, drop the payload and leave the pending index."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(PREFIX + message_id, mapping={"status": "done", "payload": ""})
+            pipe.pexpire(PREFIX + message_id, self.retention_ms)
+            pipe.zrem(PENDING, message_id)
+            await pipe.execute()
+
+    async def reclaim_expired(self, limit: int = 50) -> list[str]:
+        """Retake expired unfinished claims from any replica; returns their payloads."""
+        now = time.time()
+        ids = await self.redis.zrangebyscore(PENDING, "-inf", now, start=0, num=limit)
+        won: list[str] = []
+        for message_id in ids:
+            if not await self.redis.exists(PREFIX + message_id):
+                await self.redis.zrem(PENDING, message_id)  # expired past the retention
+                continue
+            if await self._try(message_id, "", now):
+                won.append(await self.redis.hget(PREFIX + message_id, "payload") or "")
+        return won
+
+    async def status(self, message_id: str) -> str | None:
+        """The entry's status."""
+        value = await self.redis.hget(PREFIX + message_id, "status")
+        return str(value) if value is not None else None
+
+    async def purge(self) -> int:
+        """Entries expire by themselves; drop index members older than the retention."""
+        cutoff = time.time() - self.retention_ms / 1000
+        return int(await self.redis.zremrangebyscore(PENDING, "-inf", cutoff))
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self.redis.aclose()

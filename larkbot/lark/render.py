@@ -1,0 +1,124 @@
+"""Pure functions turning an answer into Lark payloads: text or markdown card, split to fit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+# Lark's limits are 150 KB (text) and 30 KB (cards) for the request content; keep a margin for
+# the JSON envelope and escaping.
+TEXT_LIMIT = 140_000
+CARD_LIMIT = 28_000
+
+_MARKDOWN = re.compile(
+    r"(^#{1,6}\s)|(^\s*[-*+]\s)|(^\s*\d+\.\s)|(```)|(\*\*[^*\n]+\*\*)|(\[[^\]\n]+\]\([^)\s]+\))"
+    r"|(^\|.+\|\s*$)|(^>\s)|(`[^`\n]+`)",
+    re.MULTILINE,
+)
+
+
+def looks_formatted(text: str) -> bool:
+    """True when the answer uses markdown that a plain Lark text message would show raw."""
+    return bool(_MARKDOWN.search(text))
+
+
+def reply_uuid(message_id: str, part: str) -> str:
+    """An idempotency key (<= 50 chars) from the inbound message: a retry never posts twice."""
+    return hashlib.sha256(f"{message_id}#{part}".encode()).hexdigest()[:40]
+
+
+def text_content(text: str) -> dict[str, Any]:
+    """`content` of a text message."""
+    return {"text": text}
+
+
+def markdown_card(text: str) -> dict[str, Any]:
+    """A schema-2.0 card with one markdown element."""
+    return {
+        "schema": "2.0",
+        "config": {"update_multi": True, "summary": {"content": _summary(text)}},
+        "body": {"elements": [{"tag": "markdown", "element_id": "answer", "content": text}]},
+    }
+
+
+def _summary(text: str) -> str:
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return re.sub(r"[#*`>|\[\]]", "", first).strip()[:60]
+
+
+def _size(text: str) -> int:
+    # Size as it travels: JSON-escaped (newlines, quotes, backslashes) UTF-8.
+    return len(json.dumps(text, ensure_ascii=False).encode())
+
+
+def _hard_split(text: str, limit: int) -> list[str]:
+    out: list[str] = []
+    while text:
+        lo, hi = 1, len(text)
+        while lo < hi:  # the longest prefix that fits
+            mid = (lo + hi + 1) // 2
+            if _size(text[:mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append(text[:lo])
+        text = text[lo:]
+    return out
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """Paragraphs; any paragraph too large on its own is cut by lines, then by characters."""
+    pieces: list[str] = []
+    for para in text.split("\n\n"):
+        if _size(para) <= limit:
+            pieces.append(para)
+            continue
+        buf = ""
+        for line in para.split("\n"):
+            candidate = f"{buf}\n{line}" if buf else line
+            if _size(candidate) <= limit:
+                buf = candidate
+                continue
+            if buf:
+                pieces.append(buf)
+            chunks = _hard_split(line, limit) if _size(line) > limit else [line]
+            pieces.extend(chunks[:-1])
+            buf = chunks[-1]
+        pieces.append(buf)
+    return pieces
+
+
+def _fence_open(text: str) -> str | None:
+    """The opening line of a code fence left open at the end of `text`, if any."""
+    opened: str | None = None
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            opened = None if opened is not None else line.strip()
+    return opened
+
+
+def split_answer(text: str, limit: int) -> list[str]:
+    """Split on paragraph boundaries so every part fits `limit` bytes; code fences stay balanced."""
+    if _size(text) <= limit:
+        return [text]
+    margin = 64  # room for closing and reopening a fence
+    parts: list[str] = []
+    buf = ""
+    for piece in _pieces(text, limit - margin):
+        candidate = f"{buf}\n\n{piece}" if buf else piece
+        if _size(candidate) <= limit - margin:
+            buf = candidate
+            continue
+        if buf:
+            parts.append(buf)
+        buf = piece
+    if buf:
+        parts.append(buf)
+    for i in range(len(parts) - 1):
+        fence = _fence_open(parts[i])
+        if fence:
+            parts[i] += "\n```"
+            parts[i + 1] = f"{fence}\n{parts[i + 1]}"
+    return [p for p in parts if p.strip()]

@@ -1,0 +1,97 @@
+"""How one Lark turn is shown: the `TurnView` protocol and the plain reply-at-the-end view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from larkbot.context import RequestContext
+from larkbot.events import AgentEvent, FinalAnswer, UiPayload
+from larkbot.lark.client import LarkClient
+from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.render import (
+    CARD_LIMIT,
+    TEXT_LIMIT,
+    looks_formatted,
+    markdown_card,
+    reply_uuid,
+    split_answer,
+    text_content,
+)
+
+
+class TurnView(Protocol):
+    """One per Lark turn: sees the agent's events, then delivers the answer or the failure."""
+
+    async def on_event(self, event: AgentEvent) -> None:
+        """An event of the running turn (text deltas, tool progress, UI payloads)."""
+        ...
+
+    async def finish(self, answer: FinalAnswer) -> None:
+        """Deliver the final answer; returns once it is posted."""
+        ...
+
+    async def fail(self, message: str) -> None:
+        """Tell the user briefly that the turn failed."""
+        ...
+
+
+ViewFactory = Callable[[InboundMessage, RequestContext], TurnView]
+
+
+def lark_cards(ui: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Lark cards among UI payloads (`{"lark_card": {...}}` or `{"lark_cards": [...]}`)."""
+    from cards import lark_cards_of  # ui_card splits oversized cards into "lark_cards"
+
+    return [card for u in ui for card in lark_cards_of(u)]
+
+
+class PlainReplyView:
+    """Replies once at the end: markdown as a card, plain text as text, long answers split.
+
+    Every reply carries a `uuid` derived from the inbound message id and the part, so a
+    retried or re-run turn cannot post the same part twice (Lark dedups uuids for 1 h).
+    """
+
+    def __init__(self, client: LarkClient, message: InboundMessage) -> None:
+        self.client = client
+        self.message = message
+        self.sent: list[str] = []
+        self._ui: list[dict[str, Any]] = []
+
+    async def _reply(self, msg_type: str, content: dict[str, Any], part: str) -> None:
+        message_id = await self.client.reply(
+            self.message.message_id,
+            msg_type,
+            content,
+            uuid=reply_uuid(self.message.message_id, part),
+            reply_in_thread=bool(self.message.thread_id),
+        )
+        self.sent.append(message_id)
+
+    async def on_event(self, event: AgentEvent) -> None:
+        """Collect UI payloads; everything else shows only in the final answer."""
+        if isinstance(event, UiPayload):
+            self._ui.append(event.ui)
+
+    async def send_text(self, text: str, part: str = "a") -> None:
+        """Post `text` as one or more replies (card when it is markdown)."""
+        text = text.strip() or "(no answer)"
+        if looks_formatted(text):
+            for i, chunk in enumerate(split_answer(text, CARD_LIMIT)):
+                await self._reply("interactive", markdown_card(chunk), f"{part}{i}")
+        else:
+            for i, chunk in enumerate(split_answer(text, TEXT_LIMIT)):
+                await self._reply("text", text_content(chunk), f"{part}{i}")
+
+    async def finish(self, answer: FinalAnswer) -> None:
+        """Post the answer, then each Lark card payload as its own message in the same thread."""
+        cards = lark_cards(answer.ui or self._ui)
+        if answer.text.strip() or not cards:
+            await self.send_text(answer.text)
+        for i, card in enumerate(cards):
+            await self._reply("interactive", card, f"ui{i}")
+
+    async def fail(self, message: str) -> None:
+        """A short apology with the safe reason."""
+        await self._reply("text", text_content(f"Sorry, I could not answer that: {message}"), "err")

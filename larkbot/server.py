@@ -1,0 +1,146 @@
+"""`larkbot serve`: the aiohttp service (POST /lark/events, POST /lark/card, GET /healthz)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import time
+from typing import Any
+
+from aiohttp import web
+
+from larkbot.app import App
+from larkbot.config import Settings
+from larkbot.lark.webhook import MAX_BODY_BYTES, verify_card_request, verify_event_request
+from larkbot.logs import configure_logging, get_logger
+
+log = get_logger("larkbot.server")
+APP_KEY = web.AppKey("larkbot_app", App)
+
+
+class BodyTooLarge(Exception):
+    """The request body is over the 1 MB cap."""
+
+
+async def read_capped(request: web.Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The raw body, refusing (early, by Content-Length when given) anything over `limit`."""
+    if request.content_length is not None and request.content_length > limit:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json(body: dict[str, Any], status: int = 200) -> web.Response:
+    return web.json_response(body, status=status)
+
+
+async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | web.Response:
+    app = request.app[APP_KEY]
+    if not app.ready:
+        return _json({"msg": "not ready"}, 503)
+    try:
+        raw = await read_capped(request)
+    except BodyTooLarge:
+        return _json({"msg": "body too large"}, 413)
+    verify = verify_card_request if card else verify_event_request
+    outcome = verify(raw, request.headers, app.settings.lark, time.time())
+    if outcome.status != 200 or outcome.envelope is None:
+        if outcome.status >= 400:
+            log.info("lark_request_refused", status=outcome.status, reason=outcome.reason)
+        return _json(outcome.body, outcome.status)
+    return app, outcome
+
+
+async def handle_events(request: web.Request) -> web.Response:
+    """Verify, then hand the event off and answer 200 at once (the turn runs in the background)."""
+    checked = await _authenticated(request, card=False)
+    if isinstance(checked, web.Response):
+        return checked
+    app, outcome = checked
+    try:
+        result = await app.submit(outcome.envelope)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        # Our side failed (e.g. storage): a 503 makes Lark redeliver later instead of losing it.
+        log.error("lark_submit_failed", event_id=outcome.event_id, exc_info=True)
+        return _json({"msg": "temporarily unavailable"}, 503)
+    log.debug("lark_event", event_id=outcome.event_id, type=outcome.event_type, result=result)
+    return _json(outcome.body)
+
+
+async def handle_card(request: web.Request) -> web.Response:
+    """Card callbacks: verified like events, answered by the installed card handler (default {})."""
+    checked = await _authenticated(request, card=True)
+    if isinstance(checked, web.Response):
+        return checked
+    app, outcome = checked
+    try:
+        return _json(await app.handle_card(outcome.envelope))
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.error("lark_card_action_failed", event_id=outcome.event_id, exc_info=True)
+        return _json({"toast": {"type": "error", "content": "Something went wrong."}})
+
+
+async def handle_health(request: web.Request) -> web.Response:
+    """200 once ready to take events; 503 while starting or draining."""
+    app = request.app[APP_KEY]
+    if app.ready:
+        return _json({"status": "ok"})
+    return _json({"status": "unavailable"}, 503)
+
+
+def create_app(app: App) -> web.Application:
+    """The aiohttp application serving `app` (body size is capped by `read_capped`)."""
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
+    web_app[APP_KEY] = app
+    web_app.router.add_post("/lark/events", handle_events)
+    web_app.router.add_post("/lark/card", handle_card)
+    web_app.router.add_get("/healthz", handle_health)
+    return web_app
+
+
+async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
+    """Run until `stop` is set (SIGTERM/SIGINT), then drain in-flight turns and close."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    app = App(settings)
+    try:
+        await app.start()
+    except Exception as err:
+        log.error("start_failed", error=f"{type(err).__name__}: {err}", exc_info=True)
+        return 1
+    runner = web.AppRunner(create_app(app), access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, settings.server.host, settings.server.port)
+        await site.start()
+        log.info("serving", host=settings.server.host, port=settings.server.port)
+        await stop.wait()
+        log.info("draining", seconds=settings.server.drain_seconds)
+        drained = await app.drain(settings.server.drain_seconds)
+        log.info("drained", complete=drained)
+    finally:
+        await runner.cleanup()
+        await app.stop()
+    return 0
+
+
+def run_serve(settings: Settings, args: argparse.Namespace) -> int:
+    """Entry point of `larkbot serve`."""
+    fmt = "json" if settings.logging.format == "auto" else settings.logging.format
+    configure_logging(settings.logging.level, fmt)
+    return asyncio.run(serve(settings))

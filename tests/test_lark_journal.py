@@ -1,0 +1,126 @@
+"""The inbound journal: atomic claims, leases, crash recovery, retention — SQLite and real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, inbound
+from larkbot.storage.db import Database
+from tests.lark_harness import redis_server
+
+
+@pytest.fixture
+async def db(home: Path) -> AsyncIterator[Database]:
+    database = Database(f"sqlite:///{home}/larkbot.db")
+    yield database
+    await database.close()
+
+
+def _journals(kind: str, db: Database, url: str | None, lease: float) -> list[InboundJournal]:
+    if kind == "sql":
+        return [SqlJournal(db, lease_seconds=lease) for _ in range(2)]
+    from larkbot.lark.journal_redis import RedisJournal
+
+    assert url is not None
+    return [RedisJournal(url, lease_seconds=lease) for _ in range(2)]
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A redis-server for this test (skipped only when the binary is not installed)."""
+    with redis_server(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(params=["sql", "redis"])
+async def pair(request: pytest.FixtureRequest, db: Database) -> AsyncIterator[list[InboundJournal]]:
+    """Two journals on the same storage: two replicas (or a process before and after a restart)."""
+    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+    journals = _journals(request.param, db, url, lease=30.0)
+    for j in journals:
+        await j.init()
+    yield journals
+    for j in journals:
+        await j.close()
+
+
+async def test_claim_is_atomic_across_replicas(pair: list[InboundJournal]) -> None:
+    a, b = pair
+    results = await asyncio.gather(*(j.claim("om_1", "{}") for j in [a, b, a, b, a, b, a, b]))
+    assert sum(results) == 1
+    assert await a.status("om_1") == "claimed"
+
+
+async def test_done_blocks_redelivery_and_recovery(pair: list[InboundJournal]) -> None:
+    a, b = pair
+    assert await a.claim("om_1", "payload")
+    await a.done("om_1")
+    await a.release("om_1")  # no effect once done
+    assert await a.status("om_1") == "done"
+    assert not await b.claim("om_1", "payload")
+    assert await b.reclaim_expired() == []
+
+
+async def test_expired_claim_is_recovered_exactly_once(pair: list[InboundJournal]) -> None:
+    a, b = pair
+    assert await a.claim("om_1", "the message")
+    assert await b.reclaim_expired() == []  # lease still running
+    await a.release("om_1")  # what a dying turn does; a crash just lets the lease run out
+    got = await asyncio.gather(b.reclaim_expired(), a.reclaim_expired())
+    assert sorted(map(len, got)) == [0, 1] and [p for g in got for p in g] == ["the message"]
+    assert not await b.claim("om_1", "again")  # the new lease is alive
+
+
+async def test_lease_runs_out_without_release(db: Database) -> None:
+    a, b = SqlJournal(db, lease_seconds=0.05), SqlJournal(db, lease_seconds=0.05)
+    await a.init()
+    assert await a.claim("om_1", "p")
+    deadline = time.monotonic() + 5
+    while not (won := await b.reclaim_expired()):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    assert won == ["p"]
+
+
+async def test_renew_keeps_the_lease_and_only_the_owner_may(pair: list[InboundJournal]) -> None:
+    a, b = pair
+    assert await a.claim("om_1", "p")
+    await b.release("om_1")  # not b's claim: ignored
+    assert await b.reclaim_expired() == []
+    await a.renew("om_1")
+    assert await b.reclaim_expired() == []
+
+
+async def test_poison_message_is_given_up(db: Database) -> None:
+    j = SqlJournal(db, lease_seconds=30)
+    await j.init()
+    assert await j.claim("om_1", "p")
+    for _ in range(MAX_ATTEMPTS - 1):
+        await j.release("om_1")
+        assert await j.reclaim_expired() == ["p"]
+    await j.release("om_1")
+    assert await j.reclaim_expired() == []
+    assert await j.status("om_1") == "failed"
+
+
+async def test_purge_keeps_a_day(db: Database) -> None:
+    import sqlalchemy as sa
+
+    j = SqlJournal(db, retention_seconds=60)  # asked for less: clamped to 24 h
+    await j.init()
+    assert j.retention_seconds >= DAY
+    await j.claim("old", "p")
+    await j.claim("new", "p")
+    async with db.engine.begin() as conn:
+        await conn.execute(
+            sa.update(inbound)
+            .where(inbound.c.message_id == "old")
+            .values(created_at=time.time() - 2 * DAY)
+        )
+    assert await j.purge() == 1
+    assert await j.status("old") is None and await j.status("new") == "claimed"

@@ -1,0 +1,68 @@
+"""`larkbot serve` as a real process: starts without Lark credentials, SIGTERM → drain → exit 0."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
+    port = _free_port()
+    config = home / "config.yaml"
+    config.write_text(
+        f"server: {{host: 127.0.0.1, port: {port}, drain_seconds: 5}}\n"
+        "lark: {verification_token: vt}\n"
+        f"storage: {{url: 'sqlite:///{home}/larkbot.db'}}\n"
+    )
+    env = {**os.environ, "LARKBOT_HOME": str(home)}
+    env.pop("LARK_APP_ID", None), env.pop("LARK_APP_SECRET", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "larkbot",
+        "serve",
+        "--config",
+        str(config),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            for _ in range(200):  # a readiness probe, bounded (~20 s), like a load balancer's
+                try:
+                    if (await http.get("/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("serve never became healthy")
+            challenge = {"type": "url_verification", "challenge": "abc", "token": "vt"}
+            resp = await http.post("/lark/events", json=challenge)
+            assert (resp.status_code, resp.json()) == (200, {"challenge": "abc"})
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.wait_for(proc.communicate(), 20)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0
+    events = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
+    names = [e.get("event") for e in events]
+    assert "lark_not_configured" in names and "drained" in names  # JSON logs, clear hint
+    pairing = [e for e in events if e.get("event") == "owner_pairing_code"]
+    assert len(pairing) == 1 and len(pairing[0]["code"]) == 8  # no owner yet: logged once
