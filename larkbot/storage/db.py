@@ -46,6 +46,7 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(async_url(url))
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", _sqlite_begin_immediate)
 
     async def create(self, *tables: Table) -> None:
         """Create the given tables if they do not exist yet."""
@@ -58,8 +59,18 @@ class Database:
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+    # Python's sqlite3 opens a transaction only at the first write, so the read of a
+    # read-modify-write ran outside it (lost updates) and a deferred read-then-write could fail
+    # at once with "database is locked" (SQLite skips the busy handler there). Transactions
+    # are begun explicitly instead, as IMMEDIATE: the write lock is taken up front and waits
+    # out `busy_timeout`.
+    dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA busy_timeout=5000")
+    cur.execute("PRAGMA busy_timeout=15000")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
+
+
+def _sqlite_begin_immediate(conn: Any) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
