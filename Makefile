@@ -20,12 +20,17 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP) $@
 
-# fd (Debian's fd-find) is needed by fd_find's tests; rg comes from PyPI's ripgrep wheel.
+# Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
+# cross-replica journal and leader lock; rg comes from PyPI's ripgrep wheel.
 $(SYS_STAMP): | $(BIN)/python
-	@if ! command -v fd >/dev/null 2>&1 && ! command -v fdfind >/dev/null 2>&1; then \
+	@missing=""; \
+	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fd-find >/dev/null; \
-	  else echo "fd is missing: install fd-find (Debian/Ubuntu) or fd"; exit 1; fi; \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing system tools:$$missing (install them, e.g. apt-get install$$missing)"; exit 1; fi; \
 	fi
 	touch $@
 
