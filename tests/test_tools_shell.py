@@ -25,7 +25,7 @@ def _alive(pid: int) -> bool:
     """True while `pid` runs (a zombie counts as dead: it can no longer write anything)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone, possibly while being read
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
