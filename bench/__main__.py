@@ -12,7 +12,9 @@ import bench
 
 def main(argv: list[str]) -> int:
     """Discover and run the benchmark modules; each prints its own figures."""
-    names = sorted(m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_"))
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_")
+    )
     wanted = [n if n.startswith("bench_") else f"bench_{n}" for n in argv]
     failed = 0
     for name in wanted or names:

@@ -7,7 +7,7 @@ cards (at most `max_cards`, the last one saying how much was left out). Never an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cards.lark_limits import (
@@ -106,18 +106,24 @@ def markdown_blocks(text: str) -> list[str]:
 
 def _utf8_cut(text: str, max_bytes: int) -> list[str]:
     """Cut text into pieces of at most max_bytes UTF-8 bytes, never inside a character."""
+    return pack(text, max_bytes)
+
+
+def pack(items: Iterable[str], max_bytes: int, sep: str = "") -> list[str]:
+    """Join consecutive items with `sep` into pieces of at most max_bytes UTF-8 bytes."""
+    extra = len(sep.encode("utf-8"))
     pieces: list[str] = []
     current: list[str] = []
     size = 0
-    for char in text:
-        width = len(char.encode("utf-8"))
-        if size + width > max_bytes and current:
-            pieces.append("".join(current))
+    for item in items:
+        width = len(item.encode("utf-8")) + extra
+        if current and size + width > max_bytes:
+            pieces.append(sep.join(current))
             current, size = [], 0
-        current.append(char)
+        current.append(item)
         size += width
     if current:
-        pieces.append("".join(current))
+        pieces.append(sep.join(current))
     return pieces
 
 
@@ -131,19 +137,8 @@ def split_block(block: str, max_bytes: int) -> list[str]:
     if fence:
         lines = lines[1:-1] if len(lines) > 1 and _is_fence(lines[-1]) else lines[1:]
     room = max_bytes - (len(opener.encode("utf-8")) + len(fence) + 2 if fence else 0)
-    pieces: list[str] = []
-    current: list[str] = []
-    size = 0
-    for line in lines:
-        for chunk in _utf8_cut(line, room) if line else [""]:
-            width = len(chunk.encode("utf-8")) + 1
-            if current and size + width > room:
-                pieces.append("\n".join(current))
-                current, size = [], 0
-            current.append(chunk)
-            size += width
-    if current:
-        pieces.append("\n".join(current))
+    chunks = (chunk for line in lines for chunk in (_utf8_cut(line, room) if line else [""]))
+    pieces = pack(chunks, room, "\n")
     return [f"{opener}\n{p}\n{fence}" if fence else p for p in pieces]
 
 

@@ -160,12 +160,8 @@ class Agent:
             self.executor.default_timeout = settings.tools.timeout_seconds
         history = await self.store.load(session_id, settings.agent.history_max_chars)
         user_msg: Message = {"role": "user", "content": user_input}
-        system: Message = {
-            "role": "system",
-            "content": build_system_prompt(
-                settings, ctx, user_input, fast=settings.agent.fast_path
-            ),
-        }
+        prompt = build_system_prompt(settings, ctx, user_input, fast=settings.agent.fast_path)
+        system: Message = {"role": "system", "content": prompt}
         turn: list[Message] = [user_msg]
         # The turn is written in one transaction when it ends, fails or is cancelled (so the
         # user's message is kept even when the model fails): one write per turn, not per round.
@@ -190,22 +186,14 @@ class Agent:
                     await self._save(session_id, unsaved)
                     yield FinalAnswer(completion.text, ui)
                     return
-                assistant: Message = {
-                    "role": "assistant",
-                    "content": completion.text or None,
-                    "tool_calls": [c.to_wire() for c in calls],
-                }
                 results: dict[str, ToolResult] = {}
                 async for event in self._run_calls(calls, ctx, results):
                     if isinstance(event, UiPayload):
                         ui.append(event.ui)
                     yield event
-                tool_msgs = [
-                    {"role": "tool", "tool_call_id": c.id, "content": results[c.id].content}
-                    for c in calls
-                ]
-                unsaved += [assistant, *tool_msgs]
-                turn += [assistant, *tool_msgs]
+                round_msgs = _tool_round(completion.text, calls, results)
+                unsaved += round_msgs
+                turn += round_msgs
             note = _max_steps_note(settings.agent.max_steps, user_input)
             unsaved.append({"role": "assistant", "content": note})
             await self._save(session_id, unsaved)
@@ -279,6 +267,21 @@ class Agent:
         finally:
             for task in tasks:
                 task.cancel()
+
+
+def _tool_round(
+    text: str, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+) -> list[Message]:
+    """The assistant's tool-call message followed by one result message per call."""
+    assistant: Message = {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [c.to_wire() for c in calls],
+    }
+    return [
+        assistant,
+        *({"role": "tool", "tool_call_id": c.id, "content": results[c.id].content} for c in calls),
+    ]
 
 
 def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:

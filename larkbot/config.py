@@ -1,4 +1,4 @@
-"""Typed configuration: YAML with ${VAR} expansion, defaults for every key, errors naming the key."""
+"""Typed configuration: YAML with ${VAR} expansion, a default for every key, errors name it."""
 
 from __future__ import annotations
 

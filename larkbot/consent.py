@@ -72,18 +72,23 @@ def scope_covers(granted: str, scope: str) -> bool:
 
 
 class ConsentStore:
-    """Session grants in memory (never on disk), keyed by consent scope."""
+    """Session grants in memory (never on disk), keyed by consent scope and by who granted.
+
+    A grant covers the calls of the person who gave it: in a shared session (a Lark group) a
+    member the owner shared a tool with must not ride on the owner's "yes".
+    """
 
     def __init__(self) -> None:
-        self._grants: dict[str, set[str]] = {}
+        self._grants: dict[str, dict[str, set[str]]] = {}
 
-    def grant(self, session_id: str, scope: str) -> None:
-        """Remember that `scope` is allowed for the rest of the session."""
-        self._grants.setdefault(session_id, set()).add(scope)
+    def grant(self, session_id: str, scope: str, who: str = "") -> None:
+        """Remember that `scope` is allowed for `who` for the rest of the session."""
+        self._grants.setdefault(session_id, {}).setdefault(who, set()).add(scope)
 
-    def is_granted(self, session_id: str, scope: str) -> bool:
-        """True when a grant of this session covers `scope` (paths cover their subtree)."""
-        return any(scope_covers(g, scope) for g in self._grants.get(session_id, ()))
+    def is_granted(self, session_id: str, scope: str, who: str = "") -> bool:
+        """True when a grant `who` gave in this session covers `scope` (paths cover subtrees)."""
+        granted = self._grants.get(session_id, {}).get(who, ())
+        return any(scope_covers(g, scope) for g in granted)
 
     def clear_session_grants(self, session_id: str) -> None:
         """Forget every grant of a session (when it is deleted or reset)."""

@@ -31,7 +31,9 @@ class LarkAPIError(LarkBotError):
     """The Lark Open Platform answered with a non-zero code."""
 
     def __init__(self, code: int, msg: str, log_id: str = "", http_status: int = 200) -> None:
-        super().__init__(f"Lark API error {code}: {msg}" + (f" (log_id {log_id})" if log_id else ""))
+        super().__init__(
+            f"Lark API error {code}: {msg}" + (f" (log_id {log_id})" if log_id else "")
+        )
         self.code = code
         self.msg = msg
         self.log_id = log_id

@@ -66,4 +66,6 @@ class ErrorEvent:
     message: str
 
 
-AgentEvent = TextDelta | ToolStarted | ToolFinished | ConsentRequested | UiPayload | FinalAnswer | ErrorEvent
+AgentEvent = (
+    TextDelta | ToolStarted | ToolFinished | ConsentRequested | UiPayload | FinalAnswer | ErrorEvent
+)

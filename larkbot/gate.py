@@ -75,7 +75,12 @@ class CallGate:
         self, call: ToolCall, ctx: RequestContext
     ) -> AsyncIterator[ConsentRequested | Verdict]:
         """Yield a ConsentRequested when the provider is asked, then the Verdict."""
-        verdict = self._static_checks(call, ctx)
+        try:
+            verdict = self._static_checks(call, ctx)
+        except Exception as err:  # a broken policy refuses the call; it must not end the turn
+            log.error("tool_checks_failed", tool=call.name, exc_info=True)
+            yield _refused(f"{call.name}: could not be checked ({type(err).__name__}); not run")
+            return
         tool = verdict.tool
         if tool is None:
             yield verdict
@@ -91,7 +96,7 @@ class CallGate:
             log.error("consent_hook_failed", tool=tool.name, exc_info=True)
             yield _refused(f"{tool.name}: could not check consent ({type(err).__name__}: {err})")
             return
-        if not always and self.grants.is_granted(ctx.session_id, scope):
+        if not always and self.grants.is_granted(ctx.session_id, scope, ctx.sender_id):
             yield verdict
             return
         yield ConsentRequested(call.id, tool.name, description, scope, always)
@@ -107,5 +112,5 @@ class CallGate:
             yield _refused(f"{tool.name} was not allowed: {why}. It did not run; do not retry it.")
             return
         if not always:
-            self.grants.grant(ctx.session_id, scope)
+            self.grants.grant(ctx.session_id, scope, ctx.sender_id)
         yield verdict

@@ -16,7 +16,9 @@ _SECRET_KEYS = re.compile(
 REDACTED = "[redacted]"
 
 
-def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def redact_secrets(
+    _: Any, __: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     """structlog processor: blank out values whose key looks like a credential."""
     for key in list(event_dict):
         if _SECRET_KEYS.search(key) and event_dict[key] not in (None, "", False):

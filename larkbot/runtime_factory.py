@@ -13,12 +13,15 @@ from larkbot.access import ToolAccess
 from larkbot.agent import Agent
 from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.logs import get_logger
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
 from tools.mcp import McpManager
 from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
 from tools.runtime import ToolRuntime
+
+log = get_logger(__name__)
 
 
 def new_http_client() -> httpx.AsyncClient:
@@ -80,6 +83,13 @@ class Core:
         knowledge = self.runtime.services.get("knowledge")
         if knowledge is not None:
             await knowledge.close()
+        for tool in self.registry.all():  # tools holding their own clients (web_fetch)
+            close = getattr(tool, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    log.warning("tool_close_failed", tool=tool.name, exc_info=True)
         if self.owns_http:
             await self.http.aclose()
         await self.db.close()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from larkbot.consent import ChannelGuardProvider
+from larkbot.context import RequestContext
 from larkbot.events import (
     ConsentRequested,
     ErrorEvent,
@@ -118,6 +120,49 @@ async def test_consent_directory_grant_covers_subdirs(fake_llm: FakeLLM, tmp_pat
     assert (sub / "c" / "g.txt").read_text() == "2"
 
 
+async def test_consent_grant_of_one_sender_does_not_cover_another_in_a_shared_session(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """Regression: in a group session the owner's grant let a member skip the consent question."""
+    consent = ScriptedConsent(answers=[True, False])
+    rig = await make_rig(fake_llm.base_url, tmp_path, [WriteTool()], consent=consent)
+    owner = ctx("group")
+    member = RequestContext("cli", "group", sender_id="u2", is_owner=False)
+    fake_llm.reply_tools(("write", {"path": str(tmp_path / "a.txt"), "content": "1"}))
+    fake_llm.reply_text("written")
+    await collect(rig.agent, "write a", owner)
+    fake_llm.reply_tools(("write", {"path": str(tmp_path / "b.txt"), "content": "2"}))
+    fake_llm.reply_text("refused")
+    events = await collect(rig.agent, "write b", member)
+    await rig.close()
+    assert [r.context.sender_id for r in consent.asked] == ["u1", "u2"]  # asked again
+    assert finished(events)[0].is_error and not (tmp_path / "b.txt").exists()
+
+
+class _BrokenAccess:
+    """An access policy with a bug."""
+
+    def refusal(self, tool: object, ctx: object) -> str | None:
+        raise KeyError("owner")
+
+    def visible(self, tools: list[Any], ctx: object) -> list[Any]:
+        return list(tools)
+
+
+async def test_failing_access_check_becomes_an_error_result(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """Regression: an exception in the access policy ended the whole turn instead of the call."""
+    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()], access=_BrokenAccess())
+    fake_llm.reply_tools(("echo", {"text": "hi"}))
+    fake_llm.reply_text("could not echo")
+    events = await collect(rig.agent, "echo", ctx())
+    await rig.close()
+    (result,) = finished(events)
+    assert result.is_error and "could not be checked" in result.content
+    assert isinstance(events[-1], FinalAnswer) and events[-1].text == "could not echo"
+
+
 async def test_consent_always_asks_every_time(fake_llm: FakeLLM, tmp_path: Path) -> None:
     consent = ScriptedConsent(answers=[True, True, False])
     rig = await make_rig(fake_llm.base_url, tmp_path, [DangerTool()], consent=consent)
@@ -130,7 +175,7 @@ async def test_consent_always_asks_every_time(fake_llm: FakeLLM, tmp_path: Path)
     results = finished(events)
     assert [r.is_error for r in results] == [False, False, True]
     assert "not allowed" in results[2].content
-    assert not rig.agent.grants.is_granted("s1", "danger")
+    assert not rig.agent.grants.is_granted("s1", "danger", "u1")
 
 
 async def test_declined_call_does_not_run(fake_llm: FakeLLM, tmp_path: Path) -> None:

@@ -79,13 +79,41 @@ async def test_timeout_argument_widens_the_timeout() -> None:
     assert short.is_error and not long.is_error
 
 
+def test_timeout_argument_is_capped() -> None:
+    """Regression: a model-chosen `timeout` (1e12, inf) made the executor wait without bound."""
+    ex = executor(TimeoutArgTool())
+    for asked in (1e12, float("inf")):
+        assert ex.timeout_for(TimeoutArgTool(), {"timeout": asked}) == 3605.0
+
+
+class WaitingTool(BaseTool):
+    """Says when it started, then waits; records whether it was cancelled."""
+
+    name = "wait"
+    description = "Waits until cancelled."
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = False
+
+    async def run(self, **kw: Any) -> str:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        return "never"
+
+
 async def test_cancellation_propagates() -> None:
-    ex = executor(SleepTool())
-    task = asyncio.create_task(ex.execute(ToolCall("1", "sleep", {"seconds": 5})))
-    await asyncio.sleep(0.05)
+    tool = WaitingTool()
+    task = asyncio.create_task(executor(tool).execute(ToolCall("1", "wait", {})))
+    await asyncio.wait_for(tool.started.wait(), 5)  # the tool is running, not just scheduled
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert tool.cancelled  # reached the tool, not swallowed on the way
 
 
 async def test_long_output_is_cut_with_a_marker() -> None:

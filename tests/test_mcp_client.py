@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import sys
@@ -148,3 +149,29 @@ async def test_agent_calls_mcp_tool_through_the_loop(home: Path, fake_llm: objec
     assert [(e.name, e.content, e.is_error) for e in finished] == [("mcp_demo_add", "42", False)]
     assert consent.asked and consent.asked[0].tool.name == "mcp_demo_add"  # side effect: asked once
     assert isinstance(events[-1], FinalAnswer) and events[-1].text == "It is 42."
+
+
+def established_to(port: int) -> int:
+    """Open TCP connections towards `port` (Linux /proc; the client side of each pair)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as fh:
+            for row in fh.read().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                    count += 1
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc/net/tcp")
+async def test_mcp_http_client_closed_when_the_session_ends(http_server: str) -> None:
+    """Regression: the httpx2 client handed to the SDK was never closed (a pool per session)."""
+    port = int(http_server.rsplit(":", 1)[1].split("/")[0])
+    registry = ToolRegistry()
+    manager = McpManager({"web": McpServerConfig(url=http_server, timeout_seconds=10)}, registry)
+    await manager.start(wait=20)
+    try:
+        assert (await call(registry, "mcp_web_add", a=1, b=2)).content == "3"
+    finally:
+        await manager.stop()
+    assert established_to(port) == 0

@@ -13,6 +13,7 @@ import pytest
 
 from larkbot.config import parse_settings
 from larkbot.scheduler import ScheduleService
+from larkbot.scheduler.leadership import Leadership
 from larkbot.storage.db import Database
 from tests.fakes.schedule import (
     LARK_TARGET,
@@ -67,6 +68,7 @@ import asyncio, sys
 from larkbot.config import parse_settings
 from larkbot.logs import configure_logging
 from larkbot.scheduler import ScheduleService
+from larkbot.scheduler.leadership import Leadership
 from larkbot.storage.db import Database
 
 async def main():
@@ -149,3 +151,32 @@ async def test_redis_lock_elects_one_leader(home: Path, db: Database, tmp_path: 
     finally:
         server.kill()
         await server.wait()
+
+
+async def _nothing() -> None:
+    return None
+
+
+class _HungLock:
+    """A lease backend that never answers (a stalled database or Redis)."""
+
+    holder = "hung"
+
+    async def acquire(self) -> bool:
+        await asyncio.Event().wait()
+        return True
+
+    async def release(self) -> None:
+        return None
+
+
+async def test_lease_tick_is_bounded_when_the_lock_backend_hangs(home: Path, db: Database) -> None:
+    """Regression: a hung lease call stalled the leadership loop (and start()) forever."""
+    settings = parse_settings({"scheduler": {"timezone": "UTC"}})
+    svc = ScheduleService(settings, db, poll_seconds=0.1, lease_seconds=1.0)
+    leadership = Leadership(svc, db, lease_seconds=1.0, poll_seconds=0.1)
+    await asyncio.wait_for(leadership.start(lock=_HungLock()), 5)
+    try:
+        assert not leadership.leading
+    finally:
+        await leadership.stop(before_release=_nothing)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
+import signal
 import stat
 import sys
 from collections.abc import AsyncIterator
@@ -40,6 +43,10 @@ if mode == "garbage":
     sys.exit(0)
 if mode == "slow":
     time.sleep(5)
+if mode == "hang":
+    with open(os.environ["FAKE_CLI_PIDFIFO"], "w") as fifo:
+        fifo.write(str(os.getpid()))
+    time.sleep(30)
 if args[:2] == ["calendar", "+agenda"]:
     print(json.dumps({{"ok": True, "identity": "user", "data": [
         {{"summary": "Standup", "start_time": {{"datetime": "2026-11-30T09:00:00+08:00"}},
@@ -185,3 +192,24 @@ def test_to_unix_forms() -> None:
     assert to_unix("1700000000", tz) == 1700000000
     assert to_unix("2026-11-30T09:00:00Z", tz) == 1796029200
     assert to_unix("2026-11-30T17:00", tz) == 1796029200
+
+
+async def test_lark_cli_killed_when_the_call_is_cancelled(
+    rt: ToolRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a cancelled call (executor timeout, turn cancelled) left lark-cli running."""
+    fifo = tmp_path / "pid.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("FAKE_CLI_MODE", "hang")
+    monkeypatch.setenv("FAKE_CLI_PIDFIFO", str(fifo))
+    task = asyncio.create_task(LarkCalendarEventsTool(rt).run(action="agenda"))
+    pid = int(await asyncio.wait_for(asyncio.to_thread(fifo.read_text), 10))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    try:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # killed and reaped by the tool, not left to run 30 s
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

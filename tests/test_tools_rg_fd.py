@@ -5,16 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import httpx
 import pytest
 
-from larkbot.config import LiveSettings, parse_settings
-from larkbot.storage.db import Database
+from tests.builtin_rt import tool_runtime
 from tools.builtin import fd_find, rg_search, web_fetch, web_search
-from tools.builtin._bounded_exec import find_binary, scripts_dir
+from tools.builtin._bounded_exec import find_binary, run_bounded, scripts_dir
 from tools.builtin.fd_find import FdFindTool
-from tools.builtin.rg_search import RgSearchTool
-from tools.runtime import ToolRuntime
+from tools.builtin.rg_search import RgSearchTool, rg_argv, secrets_glob
 
 pytestmark = pytest.mark.skipif(
     find_binary(["rg"], [scripts_dir()]) is None or find_binary(["fd", "fdfind"]) is None,
@@ -132,20 +129,44 @@ async def test_missing_binaries_give_install_hints(
     assert fd.is_error and "fd is not installed" in fd.content and "fd-find" in fd.content
 
 
-def test_tool_attributes(tmp_path: Path) -> None:
-    settings = parse_settings({})
-    rt = ToolRuntime(
-        "cli",
-        LiveSettings(settings),
-        httpx.AsyncClient(verify=False),
-        Database(f"sqlite:///{tmp_path}/t.db"),
-    )
-    tools = [
-        t for module in (rg_search, fd_find, web_search, web_fetch) for t in module.provide(rt)
-    ]
-    assert [t.name for t in tools] == ["rg_search", "fd_find", "web_search", "web_fetch"]
-    for tool in tools:
-        assert tool.private_data is (tool.name in ("rg_search", "fd_find"))
-        assert not tool.side_effect and not tool.fast_path
-        assert tool.interfaces == frozenset({"cli", "web", "lark"})
-        assert tool.openai_schema()["function"]["parameters"]["required"]
+async def test_tool_attributes(home: Path) -> None:
+    async with tool_runtime() as rt:
+        tools = [
+            t for module in (rg_search, fd_find, web_search, web_fetch) for t in module.provide(rt)
+        ]
+        assert [t.name for t in tools] == ["rg_search", "fd_find", "web_search", "web_fetch"]
+        for tool in tools:
+            assert tool.private_data is (tool.name in ("rg_search", "fd_find"))
+            assert not tool.side_effect and not tool.fast_path
+            assert tool.interfaces == frozenset({"cli", "web", "lark"})
+            assert tool.openai_schema()["function"]["parameters"]["required"]
+        await tools[3].aclose()  # type: ignore[attr-defined]  # web_fetch's own client
+
+
+async def test_rg_search_does_not_read_the_secrets_directory(home: Path) -> None:
+    """Regression: rg_search on ~/.larkbot/.secrets printed secrets without file_read's consent."""
+    secrets = home / ".secrets"
+    secrets.mkdir()
+    (secrets / "github").write_text("ghp_TOPSECRET\n")
+    async with tool_runtime() as rt:
+        tool = RgSearchTool(rt)
+        for path in (secrets, secrets / "github", home / ".secrets" / ".." / ".secrets"):
+            result = await tool.run(pattern="ghp_", path=str(path))
+            assert result.is_error and "secrets directory" in result.content
+            assert "TOPSECRET" not in result.content
+        (home / "notes.txt").write_text("ghp_ in a note\n")
+        around = await tool.run(pattern="ghp_", path=str(home))
+        assert "notes.txt" in around.content and "TOPSECRET" not in around.content
+
+
+async def test_rg_secrets_glob_excludes_a_visible_secrets_directory(tmp_path: Path) -> None:
+    """The exclusion also holds where the secrets directory is not hidden by its name."""
+    (tmp_path / "keys [1]").mkdir()
+    (tmp_path / "keys [1]" / "k").write_text("token-in-secret\n")
+    (tmp_path / "doc.txt").write_text("token-in-doc\n")
+    binary = find_binary(["rg"], [scripts_dir()])
+    assert binary is not None
+    exclude = secrets_glob(tmp_path.resolve(), tmp_path / "keys [1]")
+    argv = rg_argv(binary, "token", ".", False, None, exclude)
+    out = await run_bounded(argv, tmp_path, 10)
+    assert out.lines == ["./doc.txt:1:token-in-doc"]

@@ -17,6 +17,7 @@ from tools.validation import validate_arguments
 log = get_logger(__name__)
 
 TIMEOUT_GRACE = 5.0  # seconds beyond a tool's own `timeout` argument before the executor steps in
+MAX_ARGUMENT_TIMEOUT = 3600.0  # a `timeout` argument (chosen by the model) never waits longer
 
 
 def error_result(reason: str) -> ToolResult:
@@ -43,7 +44,7 @@ class ToolExecutor:
         asked = arguments.get("timeout")
         declared = "timeout" in tool.parameters.get("properties", {})
         if declared and isinstance(asked, int | float) and not isinstance(asked, bool):
-            return max(base, float(asked) + TIMEOUT_GRACE)
+            return max(base, min(float(asked), MAX_ARGUMENT_TIMEOUT) + TIMEOUT_GRACE)
         return base
 
     async def execute(self, call: ToolCall, tool: BaseTool | None = None) -> ToolResult:

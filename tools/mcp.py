@@ -22,6 +22,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 from larkbot.config import McpServerConfig
 from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
 from tools.base import BaseTool, ToolResult
 from tools.registry import ToolRegistry
 
@@ -29,6 +30,8 @@ log = get_logger("larkbot.mcp")
 MAX_NAME = 64
 PING_INTERVAL = 30.0
 MAX_BACKOFF = 60.0
+MAX_PAGES = 100  # of tools/list
+STOP_TIMEOUT = 10.0
 
 
 def tool_name(server: str, tool: str, taken: set[str]) -> str:
@@ -102,10 +105,14 @@ class McpServer:
         self._registered: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
-    def _target(self) -> Any:
+    def _target(self, stack: contextlib.AsyncExitStack) -> Any:
+        """The stdio parameters, or the HTTP transport over a client `stack` closes."""
         cfg = self.config
         if cfg.url:
+            # The SDK leaves a client it was given open: the session's exit stack closes it,
+            # or every reconnect would leak a connection pool.
             http = httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_seconds)
+            stack.push_async_callback(http.aclose)
             return streamable_http_client(cfg.url, http_client=http)
         argv = [cfg.command] if isinstance(cfg.command, str) else list(cfg.command or [])
         argv += cfg.args
@@ -127,9 +134,11 @@ class McpServer:
         self._stopping = True
         self._dead.set()
         if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT):  # a server that will not exit
+                    await cancel_and_wait(self._task)
+            except TimeoutError:
+                log.warning("mcp_server_stop_slow", server=self.name, waited=STOP_TIMEOUT)
         self._unregister()
 
     async def _supervise(self) -> None:
@@ -152,31 +161,39 @@ class McpServer:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def _session(self) -> None:
-        async with Client(
-            self._target(), read_timeout_seconds=self.config.timeout_seconds, cache=None
-        ) as client:
-            tools: list[Any] = []
-            cursor: str | None = None
-            while True:
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-            self._register(tools)
-            self.client = client
-            self._dead.clear()
-            self.connected.set()
-            log.info("mcp_server_connected", server=self.name, tools=len(tools))
-            try:
-                while not self._dead.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._dead.wait(), PING_INTERVAL)
-                    if not self._dead.is_set():
-                        await asyncio.wait_for(client.send_ping(), self.config.timeout_seconds)
-            finally:
-                self.client = None
-                self.connected.clear()
+        async with contextlib.AsyncExitStack() as stack:
+            target = self._target(stack)
+            client = await stack.enter_async_context(
+                Client(target, read_timeout_seconds=self.config.timeout_seconds, cache=None)
+            )
+            await self._serve(client)
+
+    async def _serve(self, client: Client) -> None:
+        """List and register the tools, then hold the connection until it is marked dead."""
+        tools: list[Any] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):  # a server repeating its cursor must not hang the session
+            page = await asyncio.wait_for(
+                client.list_tools(cursor=cursor), self.config.timeout_seconds
+            )
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self._register(tools)
+        self.client = client
+        self._dead.clear()
+        self.connected.set()
+        log.info("mcp_server_connected", server=self.name, tools=len(tools))
+        try:
+            while not self._dead.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._dead.wait(), PING_INTERVAL)
+                if not self._dead.is_set():
+                    await asyncio.wait_for(client.send_ping(), self.config.timeout_seconds)
+        finally:
+            self.client = None
+            self.connected.clear()
 
     def _register(self, remote_tools: list[Any]) -> None:
         self._unregister()

@@ -99,10 +99,16 @@ class LarkApprovals:
         self._remember(approval)
         log.info("lark_approval_asked", tool=approval.tool, approval=approval.approval_id)
         try:
-            allowed = await asyncio.wait_for(asyncio.shield(approval.future), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: 3.11's can swallow a cancel
+                allowed = await asyncio.shield(approval.future)
         except TimeoutError:
             await self._expire(approval)
             allowed = False
+        except asyncio.CancelledError:
+            # The turn is gone: a later click must not count, and the entry must not stay
+            # pending (pending entries are never evicted).
+            self._give_up(approval)
+            raise
         if approval.state == "expired":
             return ConsentDecision(
                 False, f"the owner did not approve within {timeout:g} s, so it was not run"
@@ -119,13 +125,22 @@ class LarkApprovals:
             with contextlib.suppress(Exception):  # the card says so; best effort
                 await self.client.patch(approval.message_id, approval.resolved())
 
+    @staticmethod
+    def _give_up(approval: Approval) -> None:
+        """Mark a pending approval expired without touching its card (no awaiting here)."""
+        if approval.state == "pending":
+            approval.state = "expired"
+            if not approval.future.done():
+                approval.future.set_result(False)
+
     def _remember(self, approval: Approval) -> None:
         self.approvals[approval.approval_id] = approval
-        while len(self.approvals) > KEEP_RESOLVED:
-            oldest = next(iter(self.approvals.values()))
-            if oldest.state == "pending":
+        if len(self.approvals) <= KEEP_RESOLVED:
+            return
+        for key in [k for k, a in self.approvals.items() if a.state != "pending"]:
+            if len(self.approvals) <= KEEP_RESOLVED:
                 break
-            self.approvals.popitem(last=False)
+            del self.approvals[key]  # oldest answered first; pending ones are still awaited
 
     async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
         """Answer a card click at once: toast, and the resolved card when the state changed."""
@@ -162,9 +177,7 @@ class LarkApprovals:
     def cancel_all(self) -> None:
         """Shutdown: every waiting approval is refused (its turn is being drained)."""
         for approval in self.approvals.values():
-            if approval.state == "pending" and not approval.future.done():
-                approval.state = "expired"
-                approval.future.set_result(False)
+            self._give_up(approval)
 
 
 def install_approvals(app: Any) -> None:

@@ -30,6 +30,7 @@ from larkbot.lark.progress import (
 from larkbot.lark.render import reply_uuid
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.streaming")
 STREAM_AFTER_SECONDS = 1.0  # shorter turns get a plain reply only
@@ -201,9 +202,7 @@ class StreamingCardView:
         try:
             await asyncio.wait_for(asyncio.shield(self._task), STOP_WAIT_SECONDS)
         except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self.broken = self.broken or bool(self.message_id)
 
     async def _reply(self, content: dict[str, Any], part: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from larkbot.logs import get_logger
 from larkbot.scheduler.leader import DbLeaderLock, LeaderLock, RedisLeaderLock
 from larkbot.storage.db import Database
+from larkbot.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from larkbot.scheduler.service import ScheduleService
@@ -64,7 +64,10 @@ class Leadership:
         """One round: renew or take the lease, then lead, poll or step down."""
         assert self._lock is not None
         try:
-            held = await self._lock.acquire()
+            # Bounded: a hung database or Redis must not stall the loop past the lease.
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow stop()'s cancel.
+            async with asyncio.timeout(self._lease - self._poll):
+                held = await self._lock.acquire()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -87,9 +90,7 @@ class Leadership:
     async def stop(self, before_release: Callable[[], Awaitable[None]]) -> None:
         """Stop the loop, run `before_release` (drain), then free the lease for a successor."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
         await before_release()
         if self._lock is not None and self.leading:
             try:

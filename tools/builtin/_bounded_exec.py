@@ -9,6 +9,10 @@ import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from tools.base import BaseTool
+from tools.runtime import ToolRuntime
 
 _STDERR_LIMIT = 4096
 _LINE_LIMIT = 1 << 20  # the StreamReader buffer; rg's --max-columns keeps lines far shorter
@@ -87,3 +91,24 @@ async def run_bounded(argv: list[str], cwd: Path, max_lines: int) -> Output:
         await drain
     code = proc.returncode if finished else None
     return Output(lines, truncated, code, err.decode(errors="replace").strip())
+
+
+class SearchBinaryTool(BaseTool):
+    """What rg_search and fd_find share: the runtime, where to look for the binary, the limit."""
+
+    private_data = True
+    max_results: int = 50  # the schema's maximum, set by each tool
+
+    def __init__(
+        self, rt: ToolRuntime | None = None, extra_dirs: Iterable[str] | None = None
+    ) -> None:
+        self._rt = rt
+        self._extra_dirs = [scripts_dir()] if extra_dirs is None else list(extra_dirs)
+
+    def limit(self, kwargs: dict[str, Any]) -> int:
+        """`max_results` clamped to 1..the tool's maximum (default 50)."""
+        return max(1, min(self.max_results, int(kwargs.get("max_results") or 50)))
+
+    def binary(self, names: Iterable[str]) -> str | None:
+        """The first of `names` on PATH or in the extra directories."""
+        return find_binary(names, self._extra_dirs)

@@ -24,6 +24,16 @@ _EXIT_KINDS = {
     5: "internal",
 }
 _MAX_OUTPUT = 2 * 1024 * 1024
+_MAX_STDERR = 64 * 1024
+
+
+async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """Read a pipe to its end (so the child never blocks on it), keeping the first `limit` bytes."""
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        if len(kept) < limit:
+            kept += chunk[: limit - len(kept)]
+    return bytes(kept)
 
 
 class LarkCliError(Exception):
@@ -69,18 +79,26 @@ async def run_lark_cli(args: list[str], config: LarkCliConfig) -> Any:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    assert proc.stdout is not None and proc.stderr is not None
     try:
-        stdout, stderr = await asyncio.wait_for(proc.communicate(), config.timeout_seconds)
+        async with asyncio.timeout(config.timeout_seconds):
+            stdout, stderr, _ = await asyncio.gather(
+                _read_capped(proc.stdout, _MAX_OUTPUT),
+                _read_capped(proc.stderr, _MAX_STDERR),
+                proc.wait(),
+            )
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
         raise LarkCliError(
             f"lark-cli timed out after {config.timeout_seconds:g} s ({' '.join(args[:3])} …)"
         ) from None
+    finally:
+        if proc.returncode is None:  # timed out or cancelled: never leave it running
+            proc.kill()
+            await proc.wait()
     if proc.returncode != 0:
         raise LarkCliError(_describe_failure(proc.returncode or 0, stdout, stderr))
     try:
-        data = json.loads(stdout[:_MAX_OUTPUT].decode("utf-8", "replace"))
+        data = json.loads(stdout.decode("utf-8", "replace"))
     except ValueError:
         shown = stdout[:300].decode("utf-8", "replace").strip()
         raise LarkCliError(f"lark-cli printed something that is not JSON: {shown!r}") from None

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
-from tools.builtin._bounded_exec import find_binary, run_bounded, scripts_dir, search_root
+from tools.builtin._bounded_exec import SearchBinaryTool, run_bounded, search_root
 from tools.runtime import ToolRuntime
 
 MAX_RESULTS = 1000
@@ -43,7 +42,7 @@ def fd_argv(
     return [*argv, "--", pattern]
 
 
-class FdFindTool(BaseTool):
+class FdFindTool(SearchBinaryTool):
     """fd_find: list files or directories whose name matches a regex, with fd."""
 
     name = "fd_find"
@@ -66,13 +65,8 @@ class FdFindTool(BaseTool):
         },
         "required": ["pattern"],
     }
-    private_data = True
-
-    def __init__(
-        self, rt: ToolRuntime | None = None, extra_dirs: Iterable[str] | None = None
-    ) -> None:
-        self._rt = rt
-        self._extra_dirs = [scripts_dir()] if extra_dirs is None else list(extra_dirs)
+    private_data = True  # reads the owner's files: owner-only in Lark unless shared
+    max_results = MAX_RESULTS
 
     async def run(self, **kwargs: Any) -> ToolResult:
         """Run fd in the search directory and return at most max_results relative paths."""
@@ -84,11 +78,11 @@ class FdFindTool(BaseTool):
         extension = str(kwargs.get("extension") or "").lstrip(".") or None
         if extension is not None and not _EXTENSION.match(extension):
             return ToolResult(f"extension looks wrong: {extension!r}", is_error=True)
-        limit = max(1, min(MAX_RESULTS, int(kwargs.get("max_results") or 50)))
+        limit = self.limit(kwargs)
         root = search_root(kwargs.get("path"))
         if not root.is_dir():
             return ToolResult(f"Not a directory: {root}", is_error=True)
-        binary = find_binary(["fd", "fdfind"], self._extra_dirs)
+        binary = self.binary(["fd", "fdfind"])
         if binary is None:
             return ToolResult(INSTALL_HINT, is_error=True)
         argv = fd_argv(binary, pattern, file_type, extension, limit)

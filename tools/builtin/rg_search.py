@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
-from tools.builtin._bounded_exec import find_binary, run_bounded, scripts_dir, search_root
+from tools.builtin._bounded_exec import SearchBinaryTool, run_bounded, search_root
+from tools.builtin._paths import inside
 from tools.runtime import ToolRuntime
 
 MAX_RESULTS = 500
@@ -16,13 +17,35 @@ INSTALL_HINT = (
     "`brew install ripgrep` or `pip install ripgrep`."
 )
 _TYPE = re.compile(r"^[A-Za-z0-9_+-]{1,32}$")
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]{}!])")
+SECRETS_REFUSAL = (
+    "rg_search does not search the secrets directory: file_read asks the owner for each "
+    "secret file, and get_secret reads one by name"
+)
+
+
+def secrets_glob(cwd: Path, secrets_dir: Path | None) -> list[str]:
+    """An rg exclusion keeping the secrets directory out of a search run from `cwd`."""
+    if secrets_dir is None:
+        return []
+    secrets = secrets_dir.expanduser().resolve(strict=False)
+    if secrets == cwd or not inside(secrets, cwd):
+        return []
+    rel = _GLOB_SPECIAL.sub(r"\\\1", secrets.relative_to(cwd).as_posix())
+    return ["--glob", f"!/{rel}"]
 
 
 def rg_argv(
-    binary: str, pattern: str, target: str, case_sensitive: bool, file_type: str | None
+    binary: str,
+    pattern: str,
+    target: str,
+    case_sensitive: bool,
+    file_type: str | None,
+    exclude: list[str] | None = None,
 ) -> list[str]:
     """The rg command line: no config file, no colour, long lines cut, `--` before the pattern."""
     argv = [binary, "--no-config", "--line-number", "--with-filename", "--no-heading"]
+    argv += exclude or []
     argv += ["--color", "never", "--max-columns", "300", "--max-columns-preview"]
     argv.append("--case-sensitive" if case_sensitive else "--ignore-case")
     if file_type:
@@ -31,7 +54,7 @@ def rg_argv(
     return [*argv, "--", pattern, target]
 
 
-class RgSearchTool(BaseTool):
+class RgSearchTool(SearchBinaryTool):
     """rg_search: find lines matching a regex in files under a path, with ripgrep."""
 
     name = "rg_search"
@@ -50,13 +73,8 @@ class RgSearchTool(BaseTool):
         },
         "required": ["pattern"],
     }
-    private_data = True
-
-    def __init__(
-        self, rt: ToolRuntime | None = None, extra_dirs: Iterable[str] | None = None
-    ) -> None:
-        self._rt = rt
-        self._extra_dirs = [scripts_dir()] if extra_dirs is None else list(extra_dirs)
+    private_data = True  # reads the owner's files: owner-only in Lark unless shared
+    max_results = MAX_RESULTS
 
     async def run(self, **kwargs: Any) -> ToolResult:
         """Run rg and return at most max_results matching lines."""
@@ -68,15 +86,19 @@ class RgSearchTool(BaseTool):
             return ToolResult(
                 f"file_type must be an rg type name like py or js, not {file_type!r}", is_error=True
             )
-        limit = max(1, min(MAX_RESULTS, int(kwargs.get("max_results") or 50)))
+        limit = self.limit(kwargs)
         root = search_root(kwargs.get("path"))
         if not root.exists():
             return ToolResult(f"Path not found: {root}", is_error=True)
-        binary = find_binary(["rg"], self._extra_dirs)
+        secrets = self._rt.live.get().secrets_dir if self._rt is not None else None
+        if secrets is not None and inside(root, secrets.expanduser().resolve(strict=False)):
+            return ToolResult(SECRETS_REFUSAL, is_error=True)
+        binary = self.binary(["rg"])
         if binary is None:
             return ToolResult(INSTALL_HINT, is_error=True)
         cwd, target = (root, ".") if root.is_dir() else (root.parent, root.name)
-        argv = rg_argv(binary, pattern, target, bool(kwargs.get("case_sensitive")), file_type)
+        case = bool(kwargs.get("case_sensitive"))
+        argv = rg_argv(binary, pattern, target, case, file_type, secrets_glob(cwd, secrets))
         try:
             out = await run_bounded(argv, cwd, limit)
         except OSError as err:

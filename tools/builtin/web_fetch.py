@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from larkbot.context import get_context
 from larkbot.logs import get_logger
 from tools.base import BaseTool, ToolResult
 from tools.runtime import ToolRuntime
@@ -64,6 +65,9 @@ class WebFetchTool(BaseTool):
         if not url:
             return ToolResult("web_fetch needs a url", is_error=True)
         cfg = self._rt.live.get().tools.web_fetch
+        if cfg.allow_private_networks and not get_context().is_owner:
+            # The owner opened their own network to their own fetches, not to everyone in chat.
+            cfg = cfg.model_copy(update={"allow_private_networks": False})
         try:
             page = await self._fetcher.fetch(url, cfg)
         except BlockedAddress as err:
@@ -75,7 +79,8 @@ class WebFetchTool(BaseTool):
                 f"Fetching {url} timed out after {cfg.timeout_seconds:g} s", is_error=True
             )
         except (httpx.HTTPError, httpx.InvalidURL) as err:
-            log.info("web_fetch_failed", url=url, error=repr(err))
+            # the query string may carry a key the model was given: log the address only
+            log.info("web_fetch_failed", url=url.split("?", 1)[0], error=type(err).__name__)
             return ToolResult(f"Cannot fetch {url}: {type(err).__name__}: {err}", is_error=True)
         if page.status >= 400:
             return ToolResult(
@@ -92,6 +97,10 @@ class WebFetchTool(BaseTool):
         if is_html(page.content_type, text):
             title, text = await asyncio.to_thread(readable_text, text, page.url)
         return ToolResult(_render(page, url, title, text.strip()))
+
+    async def aclose(self) -> None:
+        """Close the fetcher's client (the core calls this on shutdown)."""
+        await self._fetcher.aclose()
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:

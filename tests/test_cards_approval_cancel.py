@@ -1,0 +1,66 @@
+"""Approvals whose turn is cancelled while the card waits for a click."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from larkbot.consent import ConsentRequest
+from larkbot.context import RequestContext
+from larkbot.lark.approval import LarkApprovals
+from larkbot.lark.client import LarkClient
+from tests.fakes.lark_server import FakeLark
+from tools.base import BaseTool
+
+
+class _Dangerous(BaseTool):
+    name = "danger"
+    description = "does something dangerous"
+
+    async def run(self, **kwargs: Any) -> str:
+        return "done"
+
+
+class _CardShown(LarkClient):
+    """The real client, telling the test when the approval card has been sent."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.shown = asyncio.Event()
+
+    async def reply(self, *args: Any, **kwargs: Any) -> str:
+        message_id = await super().reply(*args, **kwargs)
+        self.shown.set()
+        return message_id
+
+
+async def _owner(open_id: str) -> bool:
+    return open_id == "ou_owner"
+
+
+async def test_approval_of_a_cancelled_turn_expires_and_ignores_late_clicks() -> None:
+    """Regression: a cancelled turn left its approval pending forever (never evicted, clickable)."""
+    async with FakeLark() as fake, httpx.AsyncClient() as http:
+        fake.add_message("om_1", "oc_dm")
+        client = _CardShown(http, fake.domain, fake.app_id, fake.app_secret)
+        approvals = LarkApprovals(client, _owner, lambda: 30.0)
+        ctx = RequestContext("lark", "s1", sender_id="ou_owner", message_id="om_1")
+        request = ConsentRequest(_Dangerous(), {}, "do it", "danger", True, ctx)
+        task = asyncio.create_task(approvals.decide(request))
+        await asyncio.wait_for(client.shown.wait(), 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        (approval,) = approvals.approvals.values()
+        assert approval.state == "expired"
+        click = {
+            "event": {
+                "operator": {"open_id": "ou_owner"},
+                "action": {"value": {"approval": approval.approval_id, "decision": "approve"}},
+            }
+        }
+        answer = await approvals.handle_card(click)
+        assert "expired" in answer["toast"]["content"] and approval.state == "expired"
