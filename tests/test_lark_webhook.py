@@ -9,6 +9,7 @@ import pytest
 
 from larkbot.config import LarkConfig
 from larkbot.lark import webhook
+from larkbot.lark.crypto import signature
 from larkbot.lark.webhook import verify_card_request, verify_event_request
 from tests.fakes.lark_events import challenge, envelope, lark_request
 
@@ -130,9 +131,20 @@ def test_header_names_are_case_insensitive(case) -> None:
     assert verify_event_request(raw, headers, cfg(KEY, TOKEN), NOW).status == 200
 
 
-def test_plain_event_without_credentials_is_accepted() -> None:
+def test_event_without_any_configured_secret_is_refused() -> None:
+    """Regression: with no encrypt key and no token, anyone could post events as the owner."""
     raw, headers = lark_request(message_event(""))
-    assert verify_event_request(raw, headers, cfg(), NOW).envelope is not None
+    outcome = verify_event_request(raw, headers, cfg(), NOW)
+    assert outcome.status == 403 and outcome.envelope is None
+    assert "lark.verification_token" in outcome.body["msg"]
+    card = envelope("card.action.trigger", {"operator": {"open_id": "ou_x"}, "action": {}})
+    card_raw, card_headers = lark_request(card)
+    assert verify_card_request(card_raw, card_headers, cfg(), NOW).status == 403
+
+
+def test_challenge_still_answered_without_secrets_so_setup_can_finish() -> None:
+    raw, headers = lark_request(challenge("", "c1"))
+    assert verify_event_request(raw, headers, cfg(), NOW).body == {"challenge": "c1"}
 
 
 def test_encrypted_body_without_configured_key_is_400() -> None:
@@ -167,12 +179,19 @@ def test_body_cap_is_413() -> None:
     ],
 )
 def test_malformed_bodies_are_400(raw: bytes) -> None:
-    assert verify_event_request(raw, {}, cfg(), NOW).status == 400
+    """Signed (so they pass authentication) yet malformed: the parser answers 400, never 5xx."""
+    nonce, ts = "n-1", str(int(NOW))
+    headers = {
+        "X-Lark-Request-Timestamp": ts,
+        "X-Lark-Request-Nonce": nonce,
+        "X-Lark-Signature": signature(ts, nonce, KEY, raw),
+    }
+    assert verify_event_request(raw, headers, cfg(KEY), NOW).status == 400
 
 
 def test_legacy_v1_event_is_acknowledged_and_ignored() -> None:
-    raw = json.dumps({"uuid": "u", "token": "", "type": "event_callback", "event": {}}).encode()
-    out = verify_event_request(raw, {}, cfg(), NOW)
+    raw = json.dumps({"uuid": "u", "token": TOKEN, "type": "event_callback", "event": {}}).encode()
+    out = verify_event_request(raw, {}, cfg(token=TOKEN), NOW)
     assert (out.status, out.envelope) == (200, None)
 
 
@@ -200,8 +219,8 @@ def test_card_endpoint_answers_challenge_and_ignores_other_events() -> None:
 
 
 def test_legacy_card_callback_is_refused() -> None:
-    raw = json.dumps({"open_id": "ou", "action": {"value": {}}, "token": "c-x"}).encode()
-    assert verify_card_request(raw, {}, cfg(), NOW).status == 400
+    raw = json.dumps({"open_id": "ou", "action": {"value": {}}, "token": TOKEN}).encode()
+    assert verify_card_request(raw, {}, cfg(token=TOKEN), NOW).status == 400
 
 
 def test_now_defaults_are_real_seconds() -> None:

@@ -32,6 +32,12 @@ _SIGNATURE_HEADERS = (H_TIMESTAMP, H_NONCE, H_SIGNATURE)
 SignatureState = Literal["off", "ok", "missing", "stale"]
 
 
+UNAUTHENTICATED = (
+    "refusing unauthenticated events: set lark.verification_token and/or lark.encrypt_key "
+    "(Lark console → Events & Callbacks → Encryption strategy)"
+)
+
+
 class Rejected(Exception):
     """A request the chain refuses: carries the HTTP status (always 4xx) and a log-safe reason."""
 
@@ -188,6 +194,10 @@ def _authenticate(
         if (key or token) and not (decrypted or token_ok):
             raise Rejected(403, "unauthenticated url_verification")
         return payload, sig, answer
+    if not (key or token):
+        # Secure by default: without either secret anyone who reaches the port could pose as
+        # the owner (or click Approve); the challenge above still works so setup can finish.
+        raise Rejected(403, UNAUTHENTICATED)
     if sig == "missing":
         raise Rejected(401, "missing signature headers")
     if sig == "stale":
