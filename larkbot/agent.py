@@ -26,6 +26,7 @@ from larkbot.events import (
 from larkbot.find_tools import FindToolsTool
 from larkbot.gate import CallGate, Verdict
 from larkbot.logs import get_logger
+from larkbot.privacy import hide_private_results
 from larkbot.prompt import build_system_prompt, detect_language
 from larkbot.providers.base import (
     ChatProvider,
@@ -95,6 +96,11 @@ class Agent:
             return None
         return tool
 
+    def _may_see(self, name: str, ctx: RequestContext) -> bool:
+        """Whether this sender may see results of tool `name` (unknown tools: no)."""
+        tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
+        return tool is not None and self.access.refusal(tool, ctx) is None
+
     def available_tools(self, ctx: RequestContext) -> list[BaseTool]:
         """Every enabled tool of this interface the sender may see."""
         disabled = set(self.settings.tools.disabled)
@@ -159,6 +165,8 @@ class Agent:
         if self._own_executor:  # follow a hot-reloaded tools.timeout_seconds
             self.executor.default_timeout = settings.tools.timeout_seconds
         history = await self.store.load(session_id, settings.agent.history_max_chars)
+        if not ctx.is_owner:
+            history = hide_private_results(history, lambda name: self._may_see(name, ctx))
         user_msg: Message = {"role": "user", "content": user_input}
         prompt = build_system_prompt(settings, ctx, user_input, fast=settings.agent.fast_path)
         system: Message = {"role": "system", "content": prompt}

@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
-from tests.lark_harness import OWNER, Served, message_event, settings_for
+from tests.lark_harness import OWNER, Served, bot_mention, message_event, settings_for
 
 GUEST = "ou_guest"
 
@@ -94,3 +94,31 @@ async def test_claim_flow_makes_an_owner(
     assert fake_llm.requests == []  # commands never reach the model
     async with Served(settings) as s:  # persisted across restarts
         assert s.app.owners.is_owner("ou_first") and s.app.owners.pairing_code is None
+
+
+async def test_owner_results_in_a_shared_group_history_are_hidden_from_others(
+    home: Path, tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    """Regression: a group is one session, so the owner's file contents reached a guest's turn."""
+    secret_file = tmp_path / "diary.txt"
+    secret_file.write_text("the launch code is 0000")
+    mention = [bot_mention()]
+    group = {"chat_id": "oc_team", "chat_type": "group", "mentions": mention}
+    fake_llm.reply_tools(("file_read", {"path": str(secret_file)})).reply_text("Read it.")
+    fake_llm.reply_text("I cannot tell you that.")
+    fake_llm.reply_text("Here it is again.")
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        for sender, text in ((OWNER, "read my diary"), (GUEST, "what did it say?")):
+            before = len(fake_lark.sent)
+            event = message_event(f"@_user_1 {text}", sender=sender, **group)
+            assert (await s.post_event(event))[0] == 200
+            await fake_lark.wait_for(lambda b=before: len(fake_lark.sent) > b, timeout=10)
+            assert await s.app.dispatcher.join(5)
+        guest_request = fake_llm.requests[2]
+        assert "0000" not in str(guest_request["messages"])
+        assert any("private to the bot's owner" in r for r in tool_results(guest_request))
+        before = len(fake_lark.sent)
+        event = message_event("@_user_1 and now?", sender=OWNER, **group)
+        assert (await s.post_event(event))[0] == 200
+        await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=10)
+    assert "0000" in str(fake_llm.requests[3]["messages"])  # the owner still sees it
