@@ -144,3 +144,23 @@ async def test_final_card_rejected_11310_falls_back_to_a_plain_answer(
     (answer,) = plain_answers(fake_lark)
     assert answer["body"]["body"]["elements"][0]["content"] == ANSWER
     assert "Phones under 4000 CNY" in fake_lark.sent[-1]["content"]
+
+
+async def test_streaming_card_updater_stops_when_shutdown_cancels_the_turn(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    """Regression: a drained-out turn left its card updater running after the App stopped."""
+    import asyncio
+
+    fake_llm.add(Reply(text="never delivered", delay=30))
+    s = Served(streaming(home, fake_lark, fake_llm))
+    await s.__aenter__()
+    try:
+        await s.post_event(message_event("slow question", message_id="om_cut_1"))
+        await fake_lark.wait_for(lambda: len(interactive(fake_lark)) == 1, timeout=10)
+    finally:
+        await s.close(drain=0.2)
+    for _ in range(50):  # cancellation settles within a few loop iterations, not time
+        await asyncio.sleep(0)
+    live = [t for t in asyncio.all_tasks() if t.get_name() == "lark-stream" and not t.done()]
+    assert live == []

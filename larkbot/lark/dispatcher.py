@@ -176,6 +176,7 @@ class Dispatcher:
         )
         bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
         heartbeat = asyncio.create_task(self._heartbeat(msg.message_id))
+        view: Any = None
         try:
             view = self.view_factory(msg, ctx)
             outcome = await self._produce(msg, ctx, view)
@@ -192,6 +193,11 @@ class Dispatcher:
                 return
             await self._mark_done(msg.message_id)
             bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
+        except asyncio.CancelledError:
+            abandon = getattr(view, "abandon", None)
+            if abandon is not None:  # a live progress card must not outlive its turn
+                abandon()
+            raise
         finally:
             heartbeat.cancel()
 

@@ -119,6 +119,11 @@ class StreamingCardView:
         await self._close_quietly()
         await self.plain.fail(message)
 
+    def abandon(self) -> None:
+        """The turn was cancelled (shutdown): stop the updater now; the turn is re-run later."""
+        self._done.set()
+        self._task.cancel()
+
     # ---- the updater -------------------------------------------------------------------------
     async def _run(self, delay: float) -> None:
         with contextlib.suppress(TimeoutError):

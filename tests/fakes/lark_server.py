@@ -122,7 +122,7 @@ class FakeLark:
         self._changed = asyncio.Condition()
         app = web.Application(middlewares=[self._middleware], client_max_size=4 * 1024 * 1024)
         add_routes(app, self)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
         host, port = self._runner.addresses[0][:2]
