@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +22,7 @@ from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core, build_core
+from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.app")
 
@@ -66,10 +66,7 @@ class App:
         try:
             await self._wire(self._core)
         except BaseException:
-            if self._sweeper is not None:
-                self._sweeper.cancel()
-            await self._core.aclose()
-            self._core = None
+            await self._close()  # hooks (scheduler), writers and clients started so far
             raise
         self.ready = True
         log.info("app_ready", bot_open_id=self.bot_open_id, mode=self.settings.lark.mode)
@@ -198,18 +195,23 @@ class App:
         if self._core is None:
             return
         await self.drain()
+        await self._close()
+
+    async def _close(self) -> None:
+        """Close what was started, in reverse order; safe on a partly wired App."""
+        if self._core is None:
+            return
         if self.ws is not None:
             await self.ws.aclose()
         if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+            await cancel_and_wait(self._sweeper)
         for hook in reversed(self.on_stop):
             try:
                 await hook()
             except Exception:
                 log.warning("stop_hook_failed", exc_info=True)
-        await self.audit.close()
-        await self.journal.close()
+        for part in (getattr(self, "audit", None), getattr(self, "journal", None)):
+            if part is not None:
+                await part.close()
         await self._core.aclose()
         self._core = None

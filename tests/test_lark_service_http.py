@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from larkbot.lark import crypto
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
@@ -130,3 +132,27 @@ async def test_healthz_and_drain(home: Path, fake_lark: FakeLark, fake_llm: Fake
             assert resp.status == 503
         assert (await s.post_event(message_event("too late")))[0] == 503
     assert fake_lark.texts() == ["done before shutdown"]
+
+
+async def test_failed_start_leaves_nothing_running(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    """Regression: a start failing after the scheduler started left it (and writers) running."""
+    import asyncio
+
+    from larkbot.app import App
+
+    before = set(asyncio.all_tasks())
+    app = App(settings_for(home, fake_lark.domain, fake_llm.base_url))
+
+    async def broken_hook() -> None:
+        raise RuntimeError("boom")
+
+    app.on_start.append(broken_hook)  # runs after the scheduler's and approvals' start hooks
+    with pytest.raises(RuntimeError, match="boom"):
+        await app.start()
+    for _ in range(50):
+        await asyncio.sleep(0)
+    leftover = [t for t in asyncio.all_tasks() - before if not t.done()]
+    assert leftover == [asyncio.current_task()] or leftover == []
+    assert not app.ready
