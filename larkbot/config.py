@@ -26,6 +26,7 @@ class ServerConfig(Section):
     host: str = "0.0.0.0"
     port: int = Field(8080, ge=0, le=65535)
     drain_seconds: float = Field(30.0, gt=0)
+    body_read_seconds: float = Field(10.0, gt=0)
 
 
 class LarkConfig(Section):

@@ -24,17 +24,20 @@ class BodyTooLarge(Exception):
     """The request body is over the 1 MB cap."""
 
 
-async def read_capped(request: web.Request, limit: int = MAX_BODY_BYTES) -> bytes:
+async def read_capped(
+    request: web.Request, limit: int = MAX_BODY_BYTES, within: float = 10.0
+) -> bytes:
     """The raw body, refusing (early, by Content-Length when given) anything over `limit`."""
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge
     chunks: list[bytes] = []
     size = 0
-    while chunk := await request.content.readany():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        chunks.append(chunk)
+    async with asyncio.timeout(within):  # a trickling sender must not hold a handler
+        while chunk := await request.content.readany():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            chunks.append(chunk)
     return b"".join(chunks)
 
 
@@ -47,9 +50,11 @@ async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | 
     if not app.ready:
         return _json({"msg": "not ready"}, 503)
     try:
-        raw = await read_capped(request)
+        raw = await read_capped(request, within=app.settings.server.body_read_seconds)
     except BodyTooLarge:
         return _json({"msg": "body too large"}, 413)
+    except TimeoutError:
+        return _json({"msg": "request body too slow"}, 408)
     verify = verify_card_request if card else verify_event_request
     outcome = verify(raw, request.headers, app.settings.lark, time.time())
     if outcome.status != 200 or outcome.envelope is None:

@@ -160,3 +160,19 @@ def test_group_policy_and_sessions() -> None:
     assert should_answer(m(), everyone) is None
     assert session_id_for(m()) == "lark:oc_1"
     assert session_id_for(m(thread_id="omt_9")) == "lark:oc_1:omt_9"
+
+
+async def test_pairing_code_is_replaced_after_repeated_wrong_guesses(db: Database) -> None:
+    """Regression: /claim accepted unlimited guesses of the 8-digit code."""
+    from larkbot.lark.owners import MAX_WRONG_CLAIMS
+
+    owners = Owners(db, [])
+    await owners.init()
+    first = owners.pairing_code
+    assert first is not None
+    wrong = "00000000" if first != "00000000" else "11111111"
+    results = [await owners.claim("ou_guesser", wrong, is_dm=True) for _ in range(MAX_WRONG_CLAIMS)]
+    assert not any(r.ok for r in results) and "Too many" in results[-1].message
+    assert owners.pairing_code not in (None, first)
+    assert not (await owners.claim("ou_guesser", first, is_dm=True)).ok  # the old code is dead
+    assert (await owners.claim("ou_op", owners.pairing_code or "", is_dm=True)).ok

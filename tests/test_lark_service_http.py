@@ -156,3 +156,26 @@ async def test_failed_start_leaves_nothing_running(
     leftover = [t for t in asyncio.all_tasks() - before if not t.done()]
     assert leftover == [asyncio.current_task()] or leftover == []
     assert not app.ready
+
+
+async def test_trickling_body_is_cut_off_with_408(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    """Regression: a sender trickling its body held a handler for as long as it liked."""
+    import asyncio
+
+    settings = settings_for(
+        home, fake_lark.domain, fake_llm.base_url, server={"body_read_seconds": 0.3}
+    )
+    async with Served(settings) as s:
+        assert s.server is not None
+        reader, writer = await asyncio.open_connection("127.0.0.1", s.server.port)
+        writer.write(
+            b"POST /lark/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"sch'
+        )
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 5)
+        writer.close()
+        assert status_line.split()[1] == b"408"
+        assert (await s.post_raw(b"{}"))[0] == 403  # the server is still answering

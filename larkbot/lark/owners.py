@@ -24,6 +24,9 @@ claimed_owner = sa.Table(
 )
 
 
+MAX_WRONG_CLAIMS = 5  # wrong /claim codes before the pairing code is replaced
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """Outcome of `/claim <code>`; `message` is what the user is told."""
@@ -40,6 +43,7 @@ class Owners:
         self.configured = frozenset(configured)
         self.claimed: str | None = None
         self.pairing_code: str | None = None
+        self.wrong_guesses = 0
 
     async def init(self) -> None:
         """Create the table, load the claimed owner; mint a pairing code if nobody owns the bot."""
@@ -49,12 +53,17 @@ class Owners:
                 await conn.execute(sa.select(claimed_owner.c.open_id))
             ).scalar_one_or_none()
         if not self.configured and not self.claimed:
-            self.pairing_code = f"{secrets.randbelow(10**8):08d}"
-            log.warning(
-                "owner_pairing_code",
-                code=self.pairing_code,
-                hint="no owner configured: send `/claim <code>` to the bot in a direct message",
-            )
+            self._mint_code()
+
+    def _mint_code(self) -> None:
+        """A fresh one-time pairing code, shown only in the operator's log."""
+        self.pairing_code = f"{secrets.randbelow(10**8):08d}"
+        self.wrong_guesses = 0
+        log.warning(
+            "owner_pairing_code",
+            code=self.pairing_code,
+            hint="no owner configured: send `/claim <code>` to the bot in a direct message",
+        )
 
     def is_owner(self, open_id: str) -> bool:
         """True for configured owners and the claimed owner."""
@@ -83,7 +92,13 @@ class Owners:
         if self.has_owner or self.pairing_code is None:
             return ClaimResult(False, "This bot already has an owner; claiming is closed.")
         if not hmac.compare_digest(code.strip().encode(), self.pairing_code.encode()):
+            self.wrong_guesses += 1
             log.warning("owner_claim_refused", open_id=open_id, reason="wrong code")
+            if self.wrong_guesses >= MAX_WRONG_CLAIMS:
+                # Guessing 10^8 codes is slow, but not impossible: after a few misses the code
+                # is burned and a new one goes to the log, which only the operator reads.
+                self._mint_code()
+                return ClaimResult(False, "Too many wrong codes: ask the operator for a new one.")
             return ClaimResult(False, "That pairing code is not right.")
         insert = sqlite.insert if self.db.is_sqlite else postgresql.insert
         stmt = insert(claimed_owner).values(slot="owner", open_id=open_id, claimed_at=time.time())
