@@ -17,19 +17,22 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,postgres]'
 	touch $(STAMP) $@
 
 # Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
-# cross-replica journal and leader lock; rg comes from PyPI's ripgrep wheel.
+# cross-replica journal and leader lock; rg comes from PyPI's ripgrep wheel. PostgreSQL is
+# optional: without it (and without root to install it) tests/test_postgres_*.py skip, saying so.
 $(SYS_STAMP): | $(BIN)/python
 	@missing=""; \
 	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  elif [ "$$missing" = " postgresql" ]; then echo "PostgreSQL is not installed: its tests will be skipped"; \
 	  else echo "missing system tools:$$missing (install them, e.g. apt-get install$$missing)"; exit 1; fi; \
 	fi
 	touch $@
@@ -37,11 +40,15 @@ $(SYS_STAMP): | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/larkbot serve
 
+# pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
 test: $(DEV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy larkbot tools cards
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly; rc=$$?; \
+	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
+	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
+	  || echo "no PostgreSQL test cluster: the PostgreSQL tests will be skipped"; \
+	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 bench: $(DEV_STAMP) $(SYS_STAMP)

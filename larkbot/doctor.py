@@ -19,7 +19,7 @@ import httpx
 from larkbot.config import Settings
 from larkbot.logs import configure_logging
 from larkbot.runtime_factory import new_http_client
-from larkbot.storage.db import Database
+from larkbot.storage.db import Database, safe_url
 from larkbot.storage.sessions import SessionStore
 
 CHECK_TIMEOUT = 20.0
@@ -60,14 +60,14 @@ async def check_storage(settings: Settings, http: httpx.AsyncClient) -> CheckRes
         return CheckResult(
             "storage",
             False,
-            f"cannot use {settings.storage.url}: {type(err).__name__}: {err}",
+            f"cannot use {safe_url(settings.storage.url)}: {type(err).__name__}: {err}",
             "check storage.url and that its directory is writable",
         )
     finally:
         await db.close()
     if not ok:
         return CheckResult("storage", False, "wrote a row but read back something else")
-    return CheckResult("storage", True, f"{settings.storage.url} is writable")
+    return CheckResult("storage", True, f"{safe_url(settings.storage.url)} is writable")
 
 
 def _auth(settings: Settings) -> dict[str, str]:

@@ -77,3 +77,23 @@ async def fake_llm() -> Any:
 
     async with FakeLLM() as fake:
         yield fake
+
+
+@pytest.fixture
+async def pg_url() -> Any:
+    """A fresh, empty PostgreSQL database's URL (tests/pg.py); skips when none is configured."""
+    from tests.pg import fresh_database
+
+    async with fresh_database() as url:
+        yield url
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say so at the end of the run when the PostgreSQL tests were skipped (never silently)."""
+    from tests.pg import SKIP_REASON
+
+    skipped = [
+        r for r in terminalreporter.stats.get("skipped", []) if SKIP_REASON in str(r.longrepr)
+    ]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} tests: {SKIP_REASON}", yellow=True)

@@ -54,7 +54,9 @@ async def _leader(db: Database) -> str:
                     sa.select(t.c.holder, t.c.expires_at).where(t.c.name == LOCK_NAME)
                 )
             ).first()
-    except sa.exc.OperationalError:  # table not created yet: serve never ran here
+    # Table not created yet (serve never ran here): OperationalError on SQLite,
+    # ProgrammingError (undefined table) on PostgreSQL.
+    except (sa.exc.OperationalError, sa.exc.ProgrammingError):
         row = None
     if row is None or row.expires_at < time.time():
         return "no replica is running jobs now (start `larkbot serve`)"

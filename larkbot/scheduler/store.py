@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, event
 from larkbot.errors import ConfigError
 from larkbot.scheduler.delivery import fmt_time
 from larkbot.scheduler.triggers import describe
-from larkbot.storage.db import sync_url
+from larkbot.storage.db import lock_ddl, sync_url
 
 JOBS_TABLE = "apscheduler_jobs"
 
@@ -29,7 +29,18 @@ def make_jobstore(url: str) -> SQLAlchemyJobStore:
         ) from None
     if url.startswith("sqlite"):
         event.listen(engine, "connect", _sqlite_pragmas)
-    return SQLAlchemyJobStore(engine=engine, tablename=JOBS_TABLE)
+    return _SharedJobStore(engine=engine, tablename=JOBS_TABLE)
+
+
+class _SharedJobStore(SQLAlchemyJobStore):
+    """APScheduler's store, creating its table under the DDL lock (replicas start together)."""
+
+    def start(self, scheduler: Any, alias: str) -> None:
+        """Create the table if missing, serialised across replicas, then start as usual."""
+        with self.engine.begin() as conn:
+            lock_ddl(conn)
+            self.jobs_t.create(conn, checkfirst=True)
+        super().start(scheduler, alias)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:

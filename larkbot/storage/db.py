@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, Table, event
+from sqlalchemy import Connection, MetaData, Table, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from larkbot.errors import ConfigError
@@ -18,7 +21,7 @@ def async_url(url: str) -> str:
     if url.startswith("sqlite:///"):
         return "sqlite+aiosqlite:///" + url.removeprefix("sqlite:///")
     if url.startswith(("postgresql://", "postgres://")):
-        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+        return "postgresql+asyncpg://" + _param(url.split("://", 1)[1], "sslmode", "ssl")
     if "+" in url.split("://", 1)[0]:
         return url
     raise ConfigError(
@@ -31,7 +34,21 @@ def sync_url(url: str) -> str:
     """Map `storage.url` to a synchronous driver URL (for APScheduler's job store)."""
     if url.startswith("sqlite"):
         return "sqlite:///" + url.split(":///", 1)[1]
-    return "postgresql+psycopg2://" + url.split("://", 1)[1]
+    return "postgresql+psycopg2://" + _param(url.split("://", 1)[1], "ssl", "sslmode")
+
+
+def _param(url: str, old: str, new: str) -> str:
+    # libpq and psycopg2 spell TLS `?sslmode=require`, asyncpg `?ssl=require` and each rejects
+    # the other's; one storage.url feeds both engines, so accept either and translate.
+    return re.sub(rf"([?&]){old}=", rf"\g<1>{new}=", url)
+
+
+def safe_url(url: str) -> str:
+    """`url` with its password masked, for messages (`postgresql://bot:***@db/larkbot`)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # unparseable: mask whatever sits before the '@'
+        return re.sub(r"://[^@/]*@", "://***@", url)
 
 
 class Database:
@@ -43,7 +60,17 @@ class Database:
         if self.is_sqlite:
             path = Path(url.removeprefix("sqlite:///"))
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine: AsyncEngine = create_async_engine(async_url(url))
+        try:
+            # A server restart or an idle timeout kills pooled PostgreSQL connections: ping
+            # on checkout and reconnect rather than fail the next turn (as make_jobstore does).
+            self.engine: AsyncEngine = create_async_engine(
+                async_url(url), pool_pre_ping=not self.is_sqlite
+            )
+        except ModuleNotFoundError as err:
+            raise ConfigError(
+                f"storage.url: the database driver {err.name} is not installed; "
+                "for PostgreSQL: pip install 'larkbot[postgres]'"
+            ) from None
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin_immediate)
@@ -51,11 +78,30 @@ class Database:
     async def create(self, *tables: Table) -> None:
         """Create the given tables if they do not exist yet."""
         async with self.engine.begin() as conn:
-            await conn.run_sync(lambda sync: metadata.create_all(sync, tables=list(tables)))
+            await conn.run_sync(_create_all, list(tables))
 
     async def close(self) -> None:
         """Dispose of every pooled connection."""
         await self.engine.dispose()
+
+
+# Any constant: the advisory lock that serialises CREATE TABLE across PostgreSQL replicas.
+_DDL_LOCK = 0x6C61726B
+
+
+def lock_ddl(conn: Connection) -> None:
+    """Hold the DDL lock until this transaction ends (PostgreSQL only; a no-op on SQLite).
+
+    PostgreSQL's `CREATE TABLE` after a "does it exist?" check races when replicas start
+    together: the loser fails with a unique violation on pg_type instead of finding the table.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _DDL_LOCK})
+
+
+def _create_all(conn: Connection, tables: list[Table]) -> None:
+    lock_ddl(conn)
+    metadata.create_all(conn, tables=tables)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:

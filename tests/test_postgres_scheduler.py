@@ -1,0 +1,167 @@
+"""ScheduleService on a real PostgreSQL: the job store (psycopg2) and the leader lease (asyncpg).
+
+Each test gets a fresh database (the `pg_url` fixture); without LARKBOT_TEST_PG_URL they skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from larkbot.config import Settings, parse_settings
+from larkbot.scheduler import ScheduleError, ScheduleService
+from larkbot.scheduler.leader import DbLeaderLock
+from larkbot.scheduler.store import make_jobstore
+from larkbot.storage.db import Database
+from tests.fakes.schedule import LARK_TARGET, OWNER, RecordingNotifier, ScriptedAgent
+
+Factory = Callable[..., ScheduleService]
+
+
+def pg_settings(url: str, **scheduler: Any) -> Settings:
+    """Settings with `storage.url` on PostgreSQL and one owner (ou_owner)."""
+    raw: dict[str, Any] = {"owner": {"open_ids": ["ou_owner"]}, "storage": {"url": url}}
+    if scheduler:
+        raw["scheduler"] = scheduler
+    return parse_settings(raw)
+
+
+@pytest.fixture
+async def make_service(home: Any, pg_url: str) -> AsyncIterator[Factory]:
+    """Services on the test's PostgreSQL database, each with its own Database (a replica)."""
+    made: list[ScheduleService] = []
+    dbs: list[Database] = []
+
+    def factory(settings: Settings | None = None, **kw: Any) -> ScheduleService:
+        settings = settings or pg_settings(pg_url)
+        db = Database(settings.storage.url)
+        dbs.append(db)
+        kw.setdefault("poll_seconds", 0.1)
+        kw.setdefault("lease_seconds", 1.0)
+        svc = ScheduleService(settings, db, **kw)
+        made.append(svc)
+        return svc
+
+    yield factory
+    for svc in made:
+        await svc.stop(drain_seconds=1)
+    for db in dbs:
+        await db.close()
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def test_create_list_restart_fire_remove(make_service: Factory) -> None:
+    agent, notes = ScriptedAgent(["今天有 3 个会议"]), RecordingNotifier()
+    first = make_service(agent=agent, notifier=notes)
+    await first.start()
+    await first.create(
+        "agenda", "总结我的日程", cron="0 9 * * *", target=LARK_TARGET, creator=OWNER
+    )
+    assert [j.id for j in await first.list()] == ["agenda"]
+    await first.stop()
+
+    second = make_service(agent=agent, notifier=notes)
+    await second.start()
+    assert second.is_leader
+    (job,) = await second.list()
+    assert (job.id, job.trigger_words, job.prompt, job.creator) == (
+        "agenda",
+        "每天 09:00",
+        "总结我的日程",
+        OWNER,
+    )
+    assert job.next_run_time and job.next_run_time.astimezone(second.tz).hour == 9
+    with pytest.raises(ScheduleError, match="already exists"):
+        await second.create("agenda", "x", interval_minutes=5, target=LARK_TARGET, creator=OWNER)
+
+    await second.set_next_run_time("agenda", now())
+    msg = await notes.next()
+    assert msg.chat_id == "oc_chat" and "今天有 3 个会议" in msg.text
+    assert agent.calls[0][0] == "schedule:agenda" and agent.calls[0][2].is_owner
+    assert await second.remove("agenda") and not await second.remove("agenda")
+    assert await second.list() == []
+
+
+async def test_missed_run_beyond_grace_is_told(make_service: Factory, pg_url: str) -> None:
+    settings = pg_settings(pg_url, misfire_grace_seconds=600)
+    writer = make_service(settings, role="writer")
+    await writer.start()
+    await writer.create("standup", "站会", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
+    await writer.set_next_run_time("standup", now() - timedelta(minutes=20))
+    await writer.stop()
+
+    agent, notes = ScriptedAgent(), RecordingNotifier()
+    leader = make_service(settings, agent=agent, notifier=notes)
+    await leader.start()
+    missed = await notes.next()
+    assert "错过" in missed.text and "「standup」" in missed.text
+    assert agent.runs_of("standup") == 0
+
+
+async def test_two_replicas_starting_together_fire_each_run_once(make_service: Factory) -> None:
+    agents, notes = [ScriptedAgent(), ScriptedAgent()], [RecordingNotifier(), RecordingNotifier()]
+    a = make_service(agent=agents[0], notifier=notes[0])
+    b = make_service(agent=agents[1], notifier=notes[1])
+    await asyncio.gather(a.start(), b.start())  # both create the tables and race for the lease
+    assert sorted([a.is_leader, b.is_leader]) == [False, True]
+    leader, follower = (a, b) if a.is_leader else (b, a)
+    lead_i, follow_i = (0, 1) if a.is_leader else (1, 0)
+
+    await follower.create("once", "hello", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
+    await follower.set_next_run_time("once", now())
+    await notes[lead_i].next()
+    await leader.wait_completed(1)
+    assert (agents[lead_i].runs_of("once"), agents[follow_i].runs_of("once")) == (1, 0)
+
+    await leader.stop()  # releases the lease: the follower takes over at its next tick
+    await follower.set_next_run_time("once", now())
+    await notes[follow_i].next()
+    assert follower.is_leader and agents[follow_i].runs_of("once") == 1
+    assert agents[lead_i].runs_of("once") == 1 and notes[lead_i].about("once")[1:] == []
+
+
+async def test_job_stores_of_replicas_starting_together_do_not_race(pg_url: str) -> None:
+    """Regression: concurrent CREATE TABLE apscheduler_jobs failed on pg_type's unique index."""
+    stores = [make_jobstore(pg_url) for _ in range(4)]
+    barrier = threading.Barrier(len(stores), timeout=10)
+
+    def start(store: SQLAlchemyJobStore) -> None:
+        barrier.wait()  # all four check "does the table exist?" at the same moment
+        store.start(AsyncIOScheduler(), "default")
+
+    try:
+        await asyncio.gather(*(asyncio.to_thread(start, s) for s in stores))
+        assert all(s.get_all_jobs() == [] for s in stores)
+    finally:
+        for s in stores:
+            s.shutdown()
+
+
+async def test_lease_of_a_dead_replica_expires_and_is_taken_over(
+    make_service: Factory, pg_url: str
+) -> None:
+    db = Database(pg_url)
+    try:
+        dead = DbLeaderLock(db, "replica-that-died", lease_seconds=1.0)
+        assert await dead.acquire()  # and never renews nor releases
+        agent, notes = ScriptedAgent(), RecordingNotifier()
+        svc = make_service(agent=agent, notifier=notes)
+        await svc.start()
+        assert not svc.is_leader
+        await svc.create("job", "x", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
+        await svc.set_next_run_time("job", now())
+        await notes.next(timeout=5)  # fired once the dead lease ran out
+        assert svc.is_leader and agent.runs_of("job") == 1
+        assert not await dead.acquire()
+    finally:
+        await db.close()
