@@ -176,3 +176,13 @@ async def test_pairing_code_is_replaced_after_repeated_wrong_guesses(db: Databas
     assert owners.pairing_code not in (None, first)
     assert not (await owners.claim("ou_guesser", first, is_dm=True)).ok  # the old code is dead
     assert (await owners.claim("ou_op", owners.pairing_code or "", is_dm=True)).ok
+
+
+async def test_audit_queue_is_bounded_and_recording_never_blocks(db: Database) -> None:
+    """Regression: with the database stalled, the audit queue grew without limit."""
+    from larkbot.lark.audit import MAX_QUEUED
+
+    audit = AuditLog(db)  # no init(): no writer drains the queue, as if the DB were stalled
+    for i in range(MAX_QUEUED + 50):
+        audit.record("ou_x", "oc_1", "shell", {"i": i}, False, "refused")
+    assert audit.pending == MAX_QUEUED

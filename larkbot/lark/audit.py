@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from larkbot.logs import get_logger
 from larkbot.storage.db import Database, metadata
+from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.audit")
 
@@ -40,6 +41,10 @@ def digest(arguments: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+MAX_QUEUED = 10_000  # decisions waiting for the database; memory stays bounded
+MAX_BATCH = 500
+
+
 @dataclass(frozen=True)
 class AuditEntry:
     """One decision."""
@@ -58,7 +63,7 @@ class AuditLog:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._queue: asyncio.Queue[AuditEntry] = asyncio.Queue()
+        self._queue: asyncio.Queue[AuditEntry] = asyncio.Queue(maxsize=MAX_QUEUED)
         self._task: asyncio.Task[None] | None = None
 
     async def init(self) -> None:
@@ -72,8 +77,11 @@ class AuditLog:
     ) -> None:
         """Queue one decision."""
         entry = AuditEntry(time.time(), sender, chat, tool, digest(arguments), allowed, reason)
-        self._queue.put_nowait(entry)
         log.info("guard_decision", sender=sender, chat=chat, tool=tool, allowed=allowed)
+        try:
+            self._queue.put_nowait(entry)
+        except asyncio.QueueFull:  # the database is far behind: the log line above is the record
+            log.warning("audit_queue_full", dropped_tool=tool, sender=sender)
 
     async def _write(self, batch: list[AuditEntry]) -> None:
         async with self.db.engine.begin() as conn:
@@ -82,7 +90,7 @@ class AuditLog:
     async def _writer(self) -> None:
         while True:
             batch = [await self._queue.get()]
-            while not self._queue.empty():
+            while not self._queue.empty() and len(batch) < MAX_BATCH:
                 batch.append(self._queue.get_nowait())
             try:
                 await self._write(batch)
@@ -91,6 +99,11 @@ class AuditLog:
             finally:
                 for _ in batch:
                     self._queue.task_done()
+
+    @property
+    def pending(self) -> int:
+        """Decisions queued and not yet written."""
+        return self._queue.qsize()
 
     async def flush(self) -> None:
         """Wait until every queued decision is written."""
@@ -111,7 +124,5 @@ class AuditLog:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._queue.join(), timeout=5)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait(self._task)
         self._task = None
