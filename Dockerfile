@@ -16,7 +16,7 @@ COPY pyproject.toml README.md ./
 COPY larkbot ./larkbot
 COPY tools ./tools
 COPY cards ./cards
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir '.[postgres]'
 
 RUN useradd --create-home --uid 10001 larkbot \
  && mkdir -p /data && chown larkbot:larkbot /data
