@@ -20,7 +20,13 @@ from larkbot.scheduler import ScheduleError, ScheduleService
 from larkbot.scheduler.leader import DbLeaderLock
 from larkbot.scheduler.store import make_jobstore
 from larkbot.storage.db import Database
-from tests.fakes.schedule import LARK_TARGET, OWNER, RecordingNotifier, ScriptedAgent
+from tests.fakes.schedule import (
+    LARK_TARGET,
+    OWNER,
+    RecordingNotifier,
+    ScriptedAgent,
+    service_factory,
+)
 
 Factory = Callable[..., ScheduleService]
 
@@ -36,24 +42,8 @@ def pg_settings(url: str, **scheduler: Any) -> Settings:
 @pytest.fixture
 async def make_service(home: Any, pg_url: str) -> AsyncIterator[Factory]:
     """Services on the test's PostgreSQL database, each with its own Database (a replica)."""
-    made: list[ScheduleService] = []
-    dbs: list[Database] = []
-
-    def factory(settings: Settings | None = None, **kw: Any) -> ScheduleService:
-        settings = settings or pg_settings(pg_url)
-        db = Database(settings.storage.url)
-        dbs.append(db)
-        kw.setdefault("poll_seconds", 0.1)
-        kw.setdefault("lease_seconds", 1.0)
-        svc = ScheduleService(settings, db, **kw)
-        made.append(svc)
-        return svc
-
-    yield factory
-    for svc in made:
-        await svc.stop(drain_seconds=1)
-    for db in dbs:
-        await db.close()
+    async with service_factory(lambda: pg_settings(pg_url), 0.1) as factory:
+        yield factory
 
 
 def now() -> datetime:

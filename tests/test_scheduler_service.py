@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -18,6 +17,7 @@ from tests.fakes.schedule import (
     RecordingNotifier,
     ScriptedAgent,
     scheduler_settings,
+    service_factory,
 )
 
 Factory = Callable[..., ScheduleService]
@@ -26,24 +26,8 @@ Factory = Callable[..., ScheduleService]
 @pytest.fixture
 async def make_service(home: Path) -> AsyncIterator[Factory]:
     """Build services on the home's SQLite file; stops them and closes their databases."""
-    made: list[ScheduleService] = []
-    dbs: list[Database] = []
-
-    def factory(settings: Any = None, **kw: Any) -> ScheduleService:
-        settings = settings or scheduler_settings(home)
-        db = Database(settings.storage.url)
-        dbs.append(db)
-        kw.setdefault("poll_seconds", 0.2)
-        kw.setdefault("lease_seconds", 1.0)
-        svc = ScheduleService(settings, db, **kw)
-        made.append(svc)
-        return svc
-
-    yield factory
-    for svc in made:
-        await svc.stop(drain_seconds=1)
-    for db in dbs:
-        await db.close()
+    async with service_factory(lambda: scheduler_settings(home), 0.2) as factory:
+        yield factory
 
 
 def now() -> datetime:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,3 +83,33 @@ def scheduler_settings(home: Path, **scheduler: Any) -> Settings:
 
 LARK_TARGET = {"channel": "lark", "chat_id": "oc_chat", "thread_id": ""}
 OWNER = {"open_id": "ou_owner", "is_owner": True}
+
+
+@asynccontextmanager
+async def service_factory(
+    default: Callable[[], Settings], poll_seconds: float
+) -> AsyncIterator[Callable[..., Any]]:
+    """Build ScheduleServices, each on its own Database (like a replica); stop them after."""
+    from larkbot.scheduler import ScheduleService
+    from larkbot.storage.db import Database
+
+    made: list[ScheduleService] = []
+    dbs: list[Database] = []
+
+    def factory(settings: Settings | None = None, **kw: Any) -> ScheduleService:
+        settings = settings or default()
+        db = Database(settings.storage.url)
+        dbs.append(db)
+        kw.setdefault("poll_seconds", poll_seconds)
+        kw.setdefault("lease_seconds", 1.0)
+        svc = ScheduleService(settings, db, **kw)
+        made.append(svc)
+        return svc
+
+    try:
+        yield factory
+    finally:
+        for svc in made:
+            await svc.stop(drain_seconds=1)
+        for db in dbs:
+            await db.close()
