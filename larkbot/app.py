@@ -10,6 +10,7 @@ from typing import Any
 
 from larkbot.config import Settings
 from larkbot.consent import ChannelGuardProvider
+from larkbot.errors import LarkBotError
 from larkbot.lark.access import LarkAccessPolicy
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.client import LarkClient
@@ -29,6 +30,10 @@ log = get_logger("larkbot.app")
 CardHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Hook = Callable[[], Awaitable[None]]
 PURGE_EVERY = 3600.0
+
+
+class NotAccepting(LarkBotError):
+    """Starting or draining: the event is not taken, Lark must redeliver it (503 / error ACK)."""
 
 
 class App:
@@ -145,8 +150,8 @@ class App:
 
     async def submit(self, envelope: dict[str, Any]) -> Any:
         """Hand an authenticated event envelope to the pipeline (webhook and long connection)."""
-        if not self.ready:
-            return "not ready"
+        if not self.ready:  # e.g. SIGTERM arrived while the body was read: never 200 and drop
+            raise NotAccepting("not ready")
         event_type = envelope.get("header", {}).get("event_type")
         if event_type == CARD_ACTION_TRIGGER:  # long connection: card actions come this way
             return await self.handle_card(envelope)
@@ -162,7 +167,10 @@ class App:
         if self.client is None:
             log.warning("lark_reply_impossible", reason="lark.app_id/app_secret not configured")
             return "unconfigured"
-        return await self.dispatcher.accept(msg)
+        outcome = await self.dispatcher.accept(msg)
+        if outcome == "draining":
+            raise NotAccepting(outcome)
+        return outcome
 
     async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
         """A verified `card.action.trigger`; the cards helper installs `card_handler`."""

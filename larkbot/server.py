@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from larkbot.app import App
+from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.lark.webhook import MAX_BODY_BYTES, verify_card_request, verify_event_request
 from larkbot.logs import configure_logging, get_logger
@@ -74,6 +74,8 @@ async def handle_events(request: web.Request) -> web.Response:
         result = await app.submit(outcome.envelope)
     except asyncio.CancelledError:
         raise
+    except NotAccepting:  # draining: Lark redelivers (to another replica or after restart)
+        return _json({"msg": "not ready"}, 503)
     except Exception:
         # Our side failed (e.g. storage): a 503 makes Lark redeliver later instead of losing it.
         log.error("lark_submit_failed", event_id=outcome.event_id, exc_info=True)

@@ -189,3 +189,11 @@ def test_normalize_never_raises(content: Any, mentions: Any, message_type: str, 
     assert msg is None or isinstance(msg.text, str)
     post = envelope({"content": content, "title": extra}, message_type="post")
     assert normalize(post, BOT) is not None
+
+
+def test_at_all_in_a_post_is_detected() -> None:
+    # Regression: a post's `at` element for everyone became "@all" before detection, so with no
+    # `mentions` entry an @all post was never seen as one (answer_at_all did nothing for posts).
+    post = {"content": [[{"tag": "at", "user_id": "all"}, {"tag": "text", "text": " standup"}]]}
+    msg = normalize(envelope(post, message_type="post"), BOT)
+    assert msg is not None and msg.mentioned_all and msg.text == "@all standup"

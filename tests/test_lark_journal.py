@@ -124,3 +124,29 @@ async def test_purge_keeps_a_day(db: Database) -> None:
         )
     assert await j.purge() == 1
     assert await j.status("old") is None and await j.status("new") == "claimed"
+
+
+async def test_released_claim_survives_purge(pair: list[InboundJournal]) -> None:
+    # Regression: Redis scored a released claim 0 in its pending index, so the hourly purge
+    # (index members older than the retention) dropped it and no replica ever recovered it.
+    a, b = pair
+    assert await a.claim("om_1", "the message")
+    await a.release("om_1")
+    await b.purge()
+    assert await b.reclaim_expired() == ["the message"]
+
+
+async def test_storage_errors_do_not_carry_message_text(db: Database) -> None:
+    # Regression: SQLAlchemy put the bound parameters (the journal payload: the user's message)
+    # into its error text, which `lark_claim_failed` / `lark_submit_failed` log in full.
+    import sqlalchemy as sa
+
+    await SqlJournal(db).init()
+    row = dict(message_id="om_1", status="claimed", owner="o", lease_until=0.0, attempts=1)
+    row |= dict(payload="my private words", created_at=0.0, updated_at=0.0)
+    async with db.engine.begin() as conn:
+        await conn.execute(sa.insert(inbound).values(**row))
+    with pytest.raises(sa.exc.IntegrityError) as err:
+        async with db.engine.begin() as conn:
+            await conn.execute(sa.insert(inbound).values(**row))
+    assert "my private words" not in str(err.value)

@@ -51,7 +51,7 @@ def _post_element(el: dict[str, Any], resolve: MentionResolver) -> str:
     if tag == "at":
         ref = str(el.get("user_id") or el.get("open_id") or "")
         if ref in ("all", "@_all"):
-            return "@all"
+            return "@_all"  # Lark's own token, as in text: normalize detects and renders it
         shown = resolve(ref)  # "" for this bot's own mention, `ref` itself when unknown
         return f"@{el.get('user_name') or ref}" if shown == ref else shown
     if tag == "img":

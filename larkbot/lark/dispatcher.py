@@ -19,6 +19,7 @@ from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
 
@@ -43,6 +44,13 @@ def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
     if msg.mentioned_all and lark.answer_at_all:
         return None
     return "group message without a mention of this bot"
+
+
+def _abandon(view: Any) -> None:
+    """A live progress card (streaming view) must not outlive its turn."""
+    abandon = getattr(view, "abandon", None)
+    if abandon is not None:
+        abandon()
 
 
 @dataclass
@@ -80,6 +88,10 @@ class Dispatcher:
         self._queues: dict[str, deque[_Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._claims: set[asyncio.Task[bool]] = set()
+        # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
+        # the journal hand them out again, but this replica must never run one twice.
+        self._held: dict[str, _Queued] = {}
+        self._heartbeat_task: asyncio.Task[None] | None = None
         self.ack_budget = ack_budget
 
     async def accept(self, msg: InboundMessage) -> str:
@@ -90,6 +102,8 @@ class Dispatcher:
         if silent:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
+        if msg.message_id in self._held:  # a redelivery while its turn is still here
+            return "duplicate"
         item = self._enqueue(msg)  # synchronously, so the session keeps arrival order
         claim = asyncio.create_task(self._claim(item))
         self._claims.add(claim)
@@ -122,6 +136,9 @@ class Dispatcher:
 
     def _enqueue(self, msg: InboundMessage) -> _Queued:
         item = _Queued(msg)
+        self._held[msg.message_id] = item
+        if self._heartbeat_task is None or self._heartbeat_task.done():
+            self._heartbeat_task = asyncio.create_task(self._heartbeat(), name="lark-leases")
         sid = session_id_for(msg)
         queue = self._queues.get(sid)
         if queue is None:
@@ -144,9 +161,10 @@ class Dispatcher:
                             log.error(
                                 "lark_turn_crashed", message_id=item.msg.message_id, exc_info=True
                             )
-                queue.popleft()
+                self._held.pop(queue.popleft().msg.message_id, None)
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
+                self._held.pop(item.msg.message_id, None)
                 if item.claimed.done() and item.claimed.result():
                     with contextlib.suppress(Exception):
                         await self.journal.release(item.msg.message_id)
@@ -155,13 +173,21 @@ class Dispatcher:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
 
-    async def _heartbeat(self, message_id: str) -> None:
-        while True:
+    async def _heartbeat(self) -> None:
+        """Renew every claim held here, running or still queued, until none is left.
+
+        A turn waiting behind a long one in its session (or for the global bound) holds its
+        claim too: were its lease to run out, another replica would run it out of order, twice.
+        """
+        while self._held:
             await asyncio.sleep(self.journal.lease_seconds / 3)
-            try:
-                await self.journal.renew(message_id)
-            except Exception:
-                log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
+            for message_id, item in list(self._held.items()):
+                if not (item.claimed.done() and item.claimed.result()):
+                    continue
+                try:
+                    await self.journal.renew(message_id)
+                except Exception:
+                    log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
 
     async def _turn(self, msg: InboundMessage, sid: str) -> None:
         ctx = RequestContext(
@@ -175,31 +201,57 @@ class Dispatcher:
             message_id=msg.message_id,
         )
         bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
-        heartbeat = asyncio.create_task(self._heartbeat(msg.message_id))
         view: Any = None
         try:
             view = self.view_factory(msg, ctx)
             outcome = await self._produce(msg, ctx, view)
-            try:
-                if isinstance(outcome, FinalAnswer):
-                    await view.finish(outcome)
-                else:
-                    await view.fail(outcome)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                bound.error("lark_delivery_failed", exc_info=True)
+            if not await self._still_ours(msg.message_id):
+                # Our lease lapsed (e.g. a busy loop) and another replica re-runs the message:
+                # its answer is the one the user gets; posting ours too would answer twice.
+                bound.warning("lark_claim_lost")
+                _abandon(view)
+                return
+            if not await self._deliver(view, outcome, bound):
                 await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
                 return
             await self._mark_done(msg.message_id)
             bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
         except asyncio.CancelledError:
-            abandon = getattr(view, "abandon", None)
-            if abandon is not None:  # a live progress card must not outlive its turn
-                abandon()
+            _abandon(view)
             raise
-        finally:
-            heartbeat.cancel()
+
+    async def _deliver(self, view: Any, outcome: FinalAnswer | str, bound: Any) -> bool:
+        """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
+
+        A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
+        and its tools would run again, side effects included, to fail the same way.
+        """
+        try:
+            if isinstance(outcome, FinalAnswer):
+                await view.finish(outcome)
+            else:
+                await view.fail(outcome)
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            bound.error("lark_delivery_failed", exc_info=True)
+        try:
+            await view.fail("the answer could not be delivered.")
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # Lark unreachable: the claim goes back for a later attempt
+            bound.warning("lark_failure_notice_failed", exc_info=True)
+            return False
+
+    async def _still_ours(self, message_id: str) -> bool:
+        """False only when the claim is provably no longer this replica's."""
+        try:
+            return await self.journal.renew(message_id)
+        except Exception:  # storage trouble: deliver rather than lose the answer
+            log.warning("lark_lease_check_failed", message_id=message_id, exc_info=True)
+            return True
 
     async def _mark_done(self, message_id: str) -> None:
         """Record delivery; retried briefly because a lost `done` means a (deduped) re-run."""
@@ -244,18 +296,24 @@ class Dispatcher:
             return "an internal error occurred."
 
     async def recover(self) -> int:
-        """Retake unfinished claims whose lease expired (a crashed turn) and queue them again."""
+        """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
         if not self.accepting:
             return 0
-        payloads = await self.journal.reclaim_expired()
-        for payload in payloads:
+        queued = 0
+        for payload in await self.journal.reclaim_expired():
             try:
-                self.resume(InboundMessage.from_json(payload))
+                msg = InboundMessage.from_json(payload)
             except (ValueError, TypeError):
                 log.error("lark_recovery_bad_payload")
-        if payloads:
-            log.info("lark_recovered_turns", count=len(payloads))
-        return len(payloads)
+                continue
+            if msg.message_id in self._held:  # its lease lapsed, but the turn is still here
+                log.warning("lark_lease_lapsed_locally", message_id=msg.message_id)
+                continue
+            self.resume(msg)
+            queued += 1
+        if queued:
+            log.info("lark_recovered_turns", count=queued)
+        return queued
 
     @property
     def in_flight(self) -> int:
@@ -275,12 +333,14 @@ class Dispatcher:
     async def drain(self, timeout: float) -> bool:
         """Stop accepting, wait `timeout` for running turns, cancel the rest (claims released)."""
         self.accepting = False
-        if not self._tasks:
-            return True
-        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        pending: set[asyncio.Task[None]] = set()
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        if self._heartbeat_task is not None:  # the storage closes next
+            await cancel_and_wait(self._heartbeat_task)
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending

@@ -57,8 +57,13 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _scrub(text: str) -> str:
+    """Lone surrogates (valid JSON escapes, invalid UTF-8) become "?": they broke every write."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    return _scrub(value) if isinstance(value, str) else ""
 
 
 def _is_all(m: dict[str, Any]) -> bool:
@@ -137,14 +142,14 @@ def normalize(envelope: Any, bot_open_id: str) -> InboundMessage | None:
         chat_type=_str(message.get("chat_type")),  # unknown: group rules, never a DM
         sender_open_id=sender_open_id,
         sender_type=sender_type,
-        text=_clean(raw_text, mentions),
+        text=_scrub(_clean(raw_text, mentions)),
         message_type=message_type,
         thread_id=_str(message.get("thread_id")),
         root_id=_str(message.get("root_id")),
         parent_id=_str(message.get("parent_id")),
         mentions_bot=mentions.mentions_bot,
         mentioned_all=mentioned_all,
-        mentions=tuple(mentions.others),
+        mentions=tuple(_scrub(name) for name in mentions.others),
         create_time=_str(message.get("create_time")),
         event_id=_str(header.get("event_id")),
     )

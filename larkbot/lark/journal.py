@@ -45,8 +45,8 @@ class InboundJournal(Protocol):
     async def claim(self, message_id: str, payload: str) -> bool:
         """True when this replica now owns the message (new, or an expired unfinished claim)."""
 
-    async def renew(self, message_id: str) -> None:
-        """Extend the lease of a claim this replica holds (heartbeat of a long turn)."""
+    async def renew(self, message_id: str) -> bool:
+        """Extend the lease of a claim this replica holds; False when it no longer holds it."""
 
     async def release(self, message_id: str) -> None:
         """End the lease now (turn interrupted on shutdown) so recovery can retake it at once."""
@@ -122,9 +122,9 @@ class SqlJournal:
             res = await conn.execute(self._takeover(message_id, now))
             return res.rowcount == 1
 
-    async def _update_own(self, message_id: str, **values: object) -> None:
+    async def _update_own(self, message_id: str, **values: object) -> bool:
         async with self.db.engine.begin() as conn:
-            await conn.execute(
+            res = await conn.execute(
                 sa.update(inbound)
                 .where(
                     inbound.c.message_id == message_id,
@@ -133,10 +133,11 @@ class SqlJournal:
                 )
                 .values(updated_at=time.time(), **values)
             )
+            return res.rowcount == 1
 
-    async def renew(self, message_id: str) -> None:
-        """Push the lease forward by `lease_seconds`."""
-        await self._update_own(message_id, lease_until=time.time() + self.lease_seconds)
+    async def renew(self, message_id: str) -> bool:
+        """Push the lease forward by `lease_seconds`; False when another replica took it."""
+        return await self._update_own(message_id, lease_until=time.time() + self.lease_seconds)
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""

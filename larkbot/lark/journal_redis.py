@@ -82,16 +82,23 @@ class RedisJournal:
         """New claim, or takeover of an expired unfinished one."""
         return await self._try(message_id, payload, time.time())
 
-    async def renew(self, message_id: str) -> None:
-        """Push the lease forward when this replica still owns the claim."""
+    async def renew(self, message_id: str) -> bool:
+        """Push the lease forward when this replica still owns the claim; False when not."""
         lease = time.time() + self.lease_seconds
-        await self._set_lease(
-            keys=[PREFIX + message_id, PENDING], args=[self.owner, lease, message_id]
+        return bool(
+            await self._set_lease(
+                keys=[PREFIX + message_id, PENDING], args=[self.owner, lease, message_id]
+            )
         )
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
-        await self._set_lease(keys=[PREFIX + message_id, PENDING], args=[self.owner, 0, message_id])
+        # Expired as of now, not at 0: the pending index is scored by lease expiry and `purge`
+        # trims it below now - retention, which would drop a score of 0 (and the turn with it).
+        expired = time.time() - 1.0
+        await self._set_lease(
+            keys=[PREFIX + message_id, PENDING], args=[self.owner, expired, message_id]
+        )
 
     async def done(self, message_id: str) -> None:
         """Mark done, drop the payload and leave the pending index."""

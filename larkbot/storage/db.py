@@ -63,8 +63,10 @@ class Database:
         try:
             # A server restart or an idle timeout kills pooled PostgreSQL connections: ping
             # on checkout and reconnect rather than fail the next turn (as make_jobstore does).
+            # hide_parameters: a failed statement's error (logged with exc_info) must not carry
+            # the bound values — chat messages, history, tool output are personal data.
             self.engine: AsyncEngine = create_async_engine(
-                async_url(url), pool_pre_ping=not self.is_sqlite
+                async_url(url), pool_pre_ping=not self.is_sqlite, hide_parameters=True
             )
         except ModuleNotFoundError as err:
             raise ConfigError(
