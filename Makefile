@@ -21,7 +21,8 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP) $@
 
 # Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
-# cross-replica journal and leader lock; rg comes from PyPI's ripgrep wheel. PostgreSQL is
+# cross-replica journal and leader lock, PostgreSQL for the replica stores; rg comes from
+# PyPI's ripgrep wheel. A missing one stops here with the command that installs it. PostgreSQL is
 # optional: without it (and without root to install it) tests/test_postgres_*.py skip, saying so.
 $(SYS_STAMP): | $(BIN)/python
 	@missing=""; \
@@ -32,7 +33,6 @@ $(SYS_STAMP): | $(BIN)/python
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  elif [ "$$missing" = " postgresql" ]; then echo "PostgreSQL is not installed: its tests will be skipped"; \
 	  else echo "missing system tools:$$missing (install them, e.g. apt-get install$$missing)"; exit 1; fi; \
 	fi
 	touch $@
@@ -47,7 +47,7 @@ test: $(DEV_STAMP) $(SYS_STAMP)
 	$(BIN)/mypy larkbot tools cards
 	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
 	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
-	  || echo "no PostgreSQL test cluster: the PostgreSQL tests will be skipped"; \
+	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
 	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 

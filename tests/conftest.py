@@ -81,19 +81,15 @@ async def fake_llm() -> Any:
 
 @pytest.fixture
 async def pg_url() -> Any:
-    """A fresh, empty PostgreSQL database's URL (tests/pg.py); skips when none is configured."""
+    """A fresh, empty PostgreSQL database's URL (tests/pg.py); fails when none is configured."""
     from tests.pg import fresh_database
 
     async with fresh_database() as url:
         yield url
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say so at the end of the run when the PostgreSQL tests were skipped (never silently)."""
-    from tests.pg import SKIP_REASON
-
-    skipped = [
-        r for r in terminalreporter.stats.get("skipped", []) if SKIP_REASON in str(r.longrepr)
-    ]
-    if skipped:
-        terminalreporter.write_line(f"{len(skipped)} tests: {SKIP_REASON}", yellow=True)
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """Tests using `pg_url` carry the `postgres` marker: `-m "not postgres"` deselects them."""
+    for item in items:
+        if "pg_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)

@@ -172,7 +172,9 @@ def _free_port() -> int:
 def redis_server(tmp_path: Path) -> Iterator[str]:
     """A throwaway redis-server on a free loopback port, ready when it says so; yields its URL."""
     if REDIS is None:
-        pytest.skip("redis-server is not installed")
+        pytest.fail(
+            "redis-server is not installed: `make test` installs it (apt-get install redis-server)"
+        )
     port = _free_port()
     proc = subprocess.Popen(
         [

@@ -1,6 +1,6 @@
 """`larkbot doctor` with storage.url on PostgreSQL: a fresh database checks out, no password shown.
 
-Without LARKBOT_TEST_PG_URL this skips (the `pg_url` fixture).
+Needs LARKBOT_TEST_PG_URL (the `pg_url` fixture; `make test` provides it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Two Lark replicas on one PostgreSQL: a redelivered event runs once; history and audit shared.
 
 Signed events over real HTTP → App (storage.url on PostgreSQL) → FakeLLM → FakeLark replies.
-Without LARKBOT_TEST_PG_URL this skips (the `pg_url` fixture).
+Needs LARKBOT_TEST_PG_URL (the `pg_url` fixture; `make test` provides it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """ScheduleService on a real PostgreSQL: the job store (psycopg2) and the leader lease (asyncpg).
 
-Each test gets a fresh database (the `pg_url` fixture); without LARKBOT_TEST_PG_URL they skip.
+Each test gets a fresh database (the `pg_url` fixture); `make test` provides LARKBOT_TEST_PG_URL.
 """
 
 from __future__ import annotations

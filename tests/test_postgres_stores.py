@@ -1,6 +1,6 @@
 """The shared stores on a real PostgreSQL: sessions, the exactly-once journal, owners, audit.
 
-Each test gets a fresh database (the `pg_url` fixture); without LARKBOT_TEST_PG_URL they skip.
+Each test gets a fresh database (the `pg_url` fixture); `make test` provides LARKBOT_TEST_PG_URL.
 """
 
 from __future__ import annotations

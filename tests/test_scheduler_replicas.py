@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -113,7 +112,6 @@ async def test_leader_process_killed_is_taken_over(home: Path, db: Database) -> 
             await proc.wait()
 
 
-@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server not installed")
 async def test_redis_lock_elects_one_leader(home: Path, db: Database, tmp_path: Path) -> None:
     sock = tmp_path / "redis.sock"  # a unix socket: no TCP port to race other tests for
     server = await asyncio.create_subprocess_exec(

@@ -13,11 +13,6 @@ from tools.builtin._bounded_exec import find_binary, run_bounded, scripts_dir
 from tools.builtin.fd_find import FdFindTool
 from tools.builtin.rg_search import RgSearchTool, rg_argv, secrets_glob
 
-pytestmark = pytest.mark.skipif(
-    find_binary(["rg"], [scripts_dir()]) is None or find_binary(["fd", "fdfind"]) is None,
-    reason="rg and fd (fdfind) are needed: `make test` installs fd-find; rg comes from PyPI",
-)
-
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
