@@ -16,10 +16,11 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from larkbot.config import Settings, parse_settings
-from larkbot.scheduler import ScheduleError, ScheduleService
+from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.leader import DbLeaderLock
 from larkbot.scheduler.store import make_jobstore
 from larkbot.storage.db import Database
+from tests import test_scheduler_service as scheduler_suite
 from tests.fakes.schedule import (
     LARK_TARGET,
     OWNER,
@@ -27,6 +28,10 @@ from tests.fakes.schedule import (
     ScriptedAgent,
     service_factory,
 )
+
+# The SQLite suite's full lifecycle test (create → list → restart → fire → remove), collected
+# here again so it runs on this module's PostgreSQL `make_service` fixture.
+test_create_list_restart_fire_remove = scheduler_suite.test_create_list_restart_fire_remove
 
 Factory = Callable[..., ScheduleService]
 
@@ -48,38 +53,6 @@ async def make_service(home: Any, pg_url: str) -> AsyncIterator[Factory]:
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-async def test_create_list_restart_fire_remove(make_service: Factory) -> None:
-    agent, notes = ScriptedAgent(["今天有 3 个会议"]), RecordingNotifier()
-    first = make_service(agent=agent, notifier=notes)
-    await first.start()
-    await first.create(
-        "agenda", "总结我的日程", cron="0 9 * * *", target=LARK_TARGET, creator=OWNER
-    )
-    assert [j.id for j in await first.list()] == ["agenda"]
-    await first.stop()
-
-    second = make_service(agent=agent, notifier=notes)
-    await second.start()
-    assert second.is_leader
-    (job,) = await second.list()
-    assert (job.id, job.trigger_words, job.prompt, job.creator) == (
-        "agenda",
-        "每天 09:00",
-        "总结我的日程",
-        OWNER,
-    )
-    assert job.next_run_time and job.next_run_time.astimezone(second.tz).hour == 9
-    with pytest.raises(ScheduleError, match="already exists"):
-        await second.create("agenda", "x", interval_minutes=5, target=LARK_TARGET, creator=OWNER)
-
-    await second.set_next_run_time("agenda", now())
-    msg = await notes.next()
-    assert msg.chat_id == "oc_chat" and "今天有 3 个会议" in msg.text
-    assert agent.calls[0][0] == "schedule:agenda" and agent.calls[0][2].is_owner
-    assert await second.remove("agenda") and not await second.remove("agenda")
-    assert await second.list() == []
 
 
 async def test_missed_run_beyond_grace_is_told(make_service: Factory, pg_url: str) -> None:

@@ -56,7 +56,12 @@ async def test_create_list_restart_fire_remove(make_service: Factory) -> None:
     await second.start()
     assert second.is_leader
     (job,) = await second.list()
-    assert (job.id, job.trigger_words, job.prompt) == ("agenda", "每天 09:00", "总结我的日程")
+    assert (job.id, job.trigger_words, job.prompt, job.creator) == (
+        "agenda",
+        "每天 09:00",
+        "总结我的日程",
+        OWNER,
+    )
 
     await second.set_next_run_time("agenda", now())  # the declared seam: make it due now
     msg = await notes.next()
