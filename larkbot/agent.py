@@ -16,6 +16,7 @@ from larkbot.context import RequestContext, current_context
 from larkbot.errors import ProviderError
 from larkbot.events import (
     AgentEvent,
+    AttachmentReady,
     ErrorEvent,
     FinalAnswer,
     TextDelta,
@@ -272,6 +273,8 @@ class Agent:
                     yield ToolFinished(call.id, call.name, result.content, result.is_error, elapsed)
                     if result.ui:
                         yield UiPayload(result.ui)
+                    for attachment in result.attachments:
+                        yield AttachmentReady(call.id, call.name, attachment)
         finally:
             for task in tasks:
                 task.cancel()

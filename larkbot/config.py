@@ -9,15 +9,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError
 
+from larkbot.config_sections import BrowserConfig, ComputerUseConfig, Section, WebConfig
 from larkbot.errors import ConfigError
-
-
-class Section(BaseModel):
-    """Base of every config section: unknown keys are mistakes, not silently ignored."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class ServerConfig(Section):
@@ -71,6 +66,7 @@ class LLMConfig(Section):
     stream: bool = True
     temperature: float | None = None
     max_tokens: int | None = None
+    vision: Literal["auto"] | bool = "auto"  # images reach the model as image parts
 
 
 class StorageConfig(Section):
@@ -194,6 +190,9 @@ class Settings(Section):
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig)
     home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
     source: Path | None = Field(default=None, exclude=True)
 

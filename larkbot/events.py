@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.base import Attachment
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -52,6 +54,15 @@ class UiPayload:
 
 
 @dataclass(frozen=True)
+class AttachmentReady:
+    """A tool produced a file for the user (`ToolResult.attachments`); the channel delivers it."""
+
+    call_id: str
+    tool: str
+    attachment: Attachment
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The turn's final answer text."""
 
@@ -67,5 +78,12 @@ class ErrorEvent:
 
 
 AgentEvent = (
-    TextDelta | ToolStarted | ToolFinished | ConsentRequested | UiPayload | FinalAnswer | ErrorEvent
+    TextDelta
+    | ToolStarted
+    | ToolFinished
+    | ConsentRequested
+    | UiPayload
+    | AttachmentReady
+    | FinalAnswer
+    | ErrorEvent
 )

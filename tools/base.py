@@ -4,18 +4,33 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 ALL_INTERFACES: frozenset[str] = frozenset({"cli", "web", "lark"})
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """A file a tool produced for the user (a screenshot, a report): delivered by the channel.
+
+    `kind` "image" is sent as an image message in Lark (and may reach the model when
+    `llm.vision` allows); "file" as a file message. `path` is a local file the tool wrote.
+    """
+
+    path: str
+    kind: Literal["image", "file"] = "file"
+    mime: str = "application/octet-stream"
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class ToolResult:
-    """What a tool call produced: text for the model, an error flag, an optional UI payload."""
+    """What a tool call produced: text for the model, an error flag, a UI payload, attachments."""
 
     content: str
     is_error: bool = False
     ui: dict[str, Any] | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 class BaseTool(ABC):

@@ -80,7 +80,9 @@ class ToolExecutor:
     def _fit(self, tool: BaseTool, raw: object) -> ToolResult:
         if isinstance(raw, ToolResult):
             content = fit_output(raw.content, tool.no_compress, self.max_output_chars)
-            return ToolResult(content=content, is_error=raw.is_error, ui=raw.ui)
+            return ToolResult(
+                content=content, is_error=raw.is_error, ui=raw.ui, attachments=raw.attachments
+            )
         text = raw if isinstance(raw, str) else str(raw)
         return ToolResult(content=fit_output(text, tool.no_compress, self.max_output_chars))
 

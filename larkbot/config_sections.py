@@ -1,0 +1,35 @@
+"""Config sections for the web interface, the browser and the desktop (kept out of config.py)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are mistakes, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class WebConfig(Section):
+    """`web:` the web chat page and its API (`/`, `/chat`, `/api/*`)."""
+
+    enabled: bool = True
+    token: SecretStr = SecretStr("")
+
+
+class BrowserConfig(Section):
+    """`browser:` the Chromium the browser tools drive (Debian's `chromium` by default)."""
+
+    executable_path: str = ""
+    idle_seconds: float = Field(600.0, gt=0)
+    max_tabs_per_session: int = Field(8, ge=1, le=64)
+
+
+class ComputerUseConfig(Section):
+    """`computer_use:` the X display the `computer_use` tool sees and operates."""
+
+    enabled: bool = False
+    display: str = ""
+    start_xvfb: bool = False
+    size: str = "1280x800"
