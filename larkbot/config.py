@@ -95,9 +95,11 @@ class WebFetchConfig(Section):
 
 
 class ShellConfig(Section):
-    """`tools.shell:` limits of the shell tool."""
+    """`tools.shell:` limits of the shell tool and what its commands may see."""
 
     max_timeout_seconds: float = Field(600.0, gt=0)
+    env: list[str] = Field(default_factory=list)  # names passed on beyond PATH HOME LANG …
+    cgroup: Literal["auto", "off"] = "auto"  # a cgroup v2 per call where possible
 
 
 class LarkCliConfig(Section):
