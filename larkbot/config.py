@@ -92,6 +92,7 @@ class WebFetchConfig(Section):
     timeout_seconds: float = Field(20.0, gt=0)
     max_bytes: int = Field(5 * 1024 * 1024, gt=0)
     max_redirects: int = Field(5, ge=0, le=20)
+    extract_seconds: float = Field(10.0, gt=0)  # then the regex fallback (in a killable process)
 
 
 class ShellConfig(Section):

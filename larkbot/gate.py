@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from larkbot.access import ToolAccess
 from larkbot.consent import ConsentProvider, ConsentRequest, ConsentScreen, ConsentStore
@@ -28,6 +30,14 @@ class Verdict:
 
 def _refused(reason: str) -> Verdict:
     return Verdict(None, error_result(reason))
+
+
+def _consent_hooks(tool: BaseTool, arguments: dict[str, Any]) -> tuple[str, bool, str] | None:
+    """(description, always, scope) from the tool's consent hooks; None when none is needed."""
+    description = tool.consent_check(**arguments)
+    if description is None:
+        return None
+    return description, bool(tool.consent_always(**arguments)), tool.consent_scope(**arguments)
 
 
 class CallGate:
@@ -86,12 +96,12 @@ class CallGate:
             yield verdict
             return
         try:
-            description = tool.consent_check(**call.arguments)
-            if description is None:
+            # Hooks may be CPU work (the shell classifier parses the command): off the loop.
+            hooks = await asyncio.to_thread(_consent_hooks, tool, call.arguments)
+            if hooks is None:
                 yield verdict
                 return
-            always = bool(tool.consent_always(**call.arguments))
-            scope = tool.consent_scope(**call.arguments)
+            description, always, scope = hooks
         except Exception as err:
             log.error("consent_hook_failed", tool=tool.name, exc_info=True)
             yield _refused(f"{tool.name}: could not check consent ({type(err).__name__}: {err})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -95,11 +96,13 @@ class PlainReplyView:
     async def send_text(self, text: str, part: str = "a") -> None:
         """Post `text` as one or more replies (card when it is markdown)."""
         text = text.strip() or "(no answer)"
-        if looks_formatted(text):
-            for i, chunk in enumerate(split_answer(text, CARD_LIMIT)):
+        card = looks_formatted(text)
+        # Splitting a very long answer is CPU work: a worker thread keeps the loop answering.
+        chunks = await asyncio.to_thread(split_answer, text, CARD_LIMIT if card else TEXT_LIMIT)
+        for i, chunk in enumerate(chunks):
+            if card:
                 await self._reply("interactive", markdown_card(chunk), f"{part}{i}")
-        else:
-            for i, chunk in enumerate(split_answer(text, TEXT_LIMIT)):
+            else:
                 await self._reply("text", text_content(chunk), f"{part}{i}")
 
     async def finish(self, answer: FinalAnswer) -> None:

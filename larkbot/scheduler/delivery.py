@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
@@ -69,7 +70,8 @@ class LarkNotifier:
 
         card = render.looks_formatted(text)
         limit = render.CARD_LIMIT if card else render.TEXT_LIMIT
-        for i, part in enumerate(render.split_answer(text, limit)):
+        parts = await asyncio.to_thread(render.split_answer, text, limit)
+        for i, part in enumerate(parts):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
             if card:
                 await self._client.send(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
+import time
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ from tools.builtin._shell_rules import Ctx, ScriptState, Stdin, check_argv, chec
 MAX_CHARS = 100_000
 MAX_DEPTH = 6
 MAX_NODES = 50_000
+MAX_SECONDS = 2.0  # a walk slower than this (a loaded machine, a hostile input) fails closed
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()  # a Parser is not safe to share between threads
@@ -137,13 +139,15 @@ class _Walker:
         the script state before the commands after it are judged.
         """
         stack: list[tuple[Node, bool, _Scope]] = [(root, False, _Scope(self.stdin))]
-        seen = 0
+        seen, deadline = 0, time.monotonic() + MAX_SECONDS
         while stack:
             node, expanded, scope = stack.pop()
             if not expanded:
                 seen += 1
                 if seen > MAX_NODES:
                     return "command too large to analyse"
+                if not seen % 1024 and time.monotonic() > deadline:
+                    return "command too slow to analyse, so it counts as dangerous"
                 stack.append((node, True, scope))
                 kids = node.children
                 scopes = self.child_scopes(node, kids, scope)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -16,9 +15,9 @@ from tools.web.extract import (
     decode_body,
     is_html,
     is_textual,
-    readable_text,
     wrap_untrusted,
 )
+from tools.web.extract_pool import ExtractPool
 from tools.web.fetcher import Fetcher, FetchError, Page
 from tools.web.ssrf import BlockedAddress
 
@@ -58,6 +57,7 @@ class WebFetchTool(BaseTool):
     def __init__(self, rt: ToolRuntime, fetcher: Fetcher | None = None) -> None:
         self._rt = rt
         self._fetcher = fetcher or Fetcher()
+        self._extract = ExtractPool()
 
     async def run(self, **kwargs: Any) -> ToolResult:
         """Fetch, decode, extract and wrap; every failure becomes an error result."""
@@ -95,12 +95,16 @@ class WebFetchTool(BaseTool):
         text = decode_body(page.body, page.content_type)
         title = ""
         if is_html(page.content_type, text):
-            title, text = await asyncio.to_thread(readable_text, text, page.url)
+            budget = self._rt.live.get().tools.web_fetch.extract_seconds
+            title, text, complete = await self._extract.extract(text, page.url, budget)
+            if not complete:
+                text = f"[full extraction took over {budget:g} s; plain text shown]\n{text}"
         return ToolResult(_render(page, url, title, text.strip()))
 
     async def aclose(self) -> None:
-        """Close the fetcher's client (the core calls this on shutdown)."""
+        """Close the fetcher's client and the extraction worker (the core calls this)."""
         await self._fetcher.aclose()
+        await self._extract.aclose()
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:
