@@ -114,6 +114,12 @@ def _fence_open(text: str) -> str | None:
     return opened
 
 
+def plan_answer(text: str) -> tuple[bool, list[str]]:
+    """(as cards?, the parts): CPU work on long answers, so callers run it in a thread."""
+    card = looks_formatted(text)
+    return card, split_answer(text, CARD_LIMIT if card else TEXT_LIMIT)
+
+
 def split_answer(text: str, limit: int) -> list[str]:
     """Split on paragraph boundaries so every part fits `limit` bytes; code fences stay balanced."""
     if _size(text) <= limit:

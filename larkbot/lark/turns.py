@@ -12,12 +12,9 @@ from larkbot.lark.attachments import ReplyTarget, deliver_all
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.render import (
-    CARD_LIMIT,
-    TEXT_LIMIT,
-    looks_formatted,
     markdown_card,
+    plan_answer,
     reply_uuid,
-    split_answer,
     text_content,
 )
 from tools.base import Attachment
@@ -96,9 +93,8 @@ class PlainReplyView:
     async def send_text(self, text: str, part: str = "a") -> None:
         """Post `text` as one or more replies (card when it is markdown)."""
         text = text.strip() or "(no answer)"
-        card = looks_formatted(text)
-        # Splitting a very long answer is CPU work: a worker thread keeps the loop answering.
-        chunks = await asyncio.to_thread(split_answer, text, CARD_LIMIT if card else TEXT_LIMIT)
+        # Reading and splitting a very long answer is CPU work: a thread keeps the loop answering.
+        card, chunks = await asyncio.to_thread(plan_answer, text)
         for i, chunk in enumerate(chunks):
             if card:
                 await self._reply("interactive", markdown_card(chunk), f"{part}{i}")

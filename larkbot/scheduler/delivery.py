@@ -68,9 +68,7 @@ class LarkNotifier:
         """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
         from larkbot.lark import render
 
-        card = render.looks_formatted(text)
-        limit = render.CARD_LIMIT if card else render.TEXT_LIMIT
-        parts = await asyncio.to_thread(render.split_answer, text, limit)
+        card, parts = await asyncio.to_thread(render.plan_answer, text)
         for i, part in enumerate(parts):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
             if card:

@@ -28,7 +28,7 @@ from tools.builtin._protected import larkbot_home
 from tools.builtin._shell_paths import DYN, PSUB, is_computed, read_reason, show
 from tools.builtin._shell_rules import Ctx, ScriptState, Stdin, check_argv, check_assignment
 
-MAX_CHARS = 100_000
+MAX_CHARS = 20_000  # longer commands are not parsed (asked every time): parsing holds the GIL
 MAX_DEPTH = 6
 MAX_NODES = 50_000
 MAX_SECONDS = 2.0  # a walk slower than this (a loaded machine, a hostile input) fails closed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -92,7 +93,7 @@ class WebFetchTool(BaseTool):
                 f"{page.url} is {media}; web_fetch reads only HTML, text, JSON and XML",
                 is_error=True,
             )
-        text = decode_body(page.body, page.content_type)
+        text = await asyncio.to_thread(decode_body, page.body, page.content_type)
         title = ""
         if is_html(page.content_type, text):
             budget = self._rt.live.get().tools.web_fetch.extract_seconds

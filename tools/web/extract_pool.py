@@ -2,7 +2,7 @@
 
 Small pages are extracted in a worker thread. Large ones go to a warm child process; if
 trafilatura takes longer than the budget the child is killed and the regex path runs instead
-(in a fresh child, same budget); if even that is over budget, the page is reported unreadable.
+(in a fresh child, with its own budget); if even that is over budget, the page is unreadable.
 """
 
 from __future__ import annotations
@@ -14,8 +14,14 @@ import sys
 
 from tools.web.extract import readable_text
 
+REGEX_SECONDS = 5.0  # the linear fallback's own budget (it starts a fresh process)
 IN_THREAD_BELOW = 200_000  # characters: below this, a thread is cheaper than the pipe
 OVER_BUDGET = "(the page is too large or complex to extract in time)"
+
+
+async def _frame(stream: asyncio.StreamReader) -> bytes:
+    size = int.from_bytes(await stream.readexactly(8), "big")
+    return await stream.readexactly(size)
 
 
 class ExtractPool:
@@ -34,7 +40,7 @@ class ExtractPool:
             found = await self._ask("readable", html, url, budget)
             if found is not None:
                 return found[0], found[1], True
-            found = await self._ask("regex", html, url, budget)
+            found = await self._ask("regex", html, url, max(budget, REGEX_SECONDS))
             if found is not None:
                 return found[0], found[1], False
             return "", OVER_BUDGET, False
@@ -46,12 +52,16 @@ class ExtractPool:
             async with asyncio.timeout(budget):
                 proc = await self._start()
                 assert proc.stdin is not None and proc.stdout is not None
-                payload = json.dumps({"mode": mode, "html": html, "url": url}).encode()
-                proc.stdin.write(len(payload).to_bytes(8, "big") + payload)
-                await proc.stdin.drain()
-                size = int.from_bytes(await proc.stdout.readexactly(8), "big")
-                answer = json.loads(await proc.stdout.readexactly(size))
-                return str(answer["title"]), str(answer["text"])
+                header = json.dumps({"mode": mode, "url": url}).encode()
+                page = html.encode("utf-8", "replace")
+                for data in (header, page):  # raw frames: see extract_worker
+                    proc.stdin.write(len(data).to_bytes(8, "big"))
+                    for i in range(0, len(data), 1 << 16):  # small writes: short loop steps
+                        proc.stdin.write(data[i : i + (1 << 16)])
+                        await proc.stdin.drain()
+                title = await _frame(proc.stdout)
+                text = await _frame(proc.stdout)
+                return title.decode("utf-8", "replace"), text.decode("utf-8", "replace")
         except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError, KeyError):
             await self.aclose()  # over budget or broken: the next request gets a fresh one
             return None

@@ -1,4 +1,8 @@
-"""The extraction worker process: reads length-prefixed JSON requests, answers (title, text).
+"""The extraction worker process: reads framed requests, answers (title, text).
+
+A request is two frames (8-byte big-endian length, then bytes): a small JSON header
+(`mode`, `url`) and the page as UTF-8; the answer is two frames, title and text. Raw frames,
+not JSON, because encoding megabytes as JSON holds the parent's GIL for a long time.
 
 Run as `python -m tools.web.extract_worker` by `tools.web.extract_pool`; a request that takes
 longer than its budget gets the whole process killed, which no thread could do to trafilatura.
@@ -19,22 +23,27 @@ def _read(stream: object, n: int) -> bytes:
     return bytes(data)
 
 
+def _frame(stream: object) -> bytes:
+    return _read(stream, int.from_bytes(_read(stream, 8), "big"))
+
+
 def main() -> None:
     """Serve requests until stdin closes."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
-            size = int.from_bytes(_read(stdin, 8), "big")
-            request = json.loads(_read(stdin, size))
+            request = json.loads(_frame(stdin))
+            html = _frame(stdin).decode("utf-8", "replace")
         except EOFError:
             return
-        html, url = str(request["html"]), request.get("url")
+        url = request.get("url")
         if request.get("mode") == "regex":
             title, text = find_title(html), regex_text(html)
         else:
             title, text = readable_text(html, url)
-        answer = json.dumps({"title": title, "text": text}).encode()
-        stdout.write(len(answer).to_bytes(8, "big") + answer)
+        for part in (title, text):
+            data = part.encode("utf-8", "replace")
+            stdout.write(len(data).to_bytes(8, "big") + data)
         stdout.flush()
 
 
