@@ -16,6 +16,7 @@ class WebConfig(Section):
 
     enabled: bool = True
     token: SecretStr = SecretStr("")
+    consent_timeout_seconds: float = Field(300.0, gt=0, le=86_400)
 
 
 class BrowserConfig(Section):
