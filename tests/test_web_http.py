@@ -84,7 +84,8 @@ async def test_a_turn_streams_ag_ui_events(home: Path, fake_llm: FakeLLM) -> Non
     fake_llm.reply_tools(("file_list", {"path": str(home)})).reply_text("Your home has a db.")
     async with Served(web_settings(home, fake_llm.base_url)) as s:
         assert s.http is not None
-        async with s.http.post(s.url("/chat"), json={"message": "what is here?"}, headers=AUTH) as r:
+        body = {"message": "what is here?"}
+        async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as r:
             assert r.status == 200 and r.headers["Content-Type"] == "text/event-stream"
             got = [e async for e in sse_events(r)]
         events = [e for _, e in got]
