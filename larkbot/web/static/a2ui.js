@@ -135,7 +135,7 @@ class Surface {
         node.textContent = resolve(comp.label || comp.text || comp.value, this.model);
       }
     }
-    if (comp.weight) node.style.flexGrow = String(Number(comp.weight) || 1);
+    if (comp.weight) node.style.flex = `${Number(comp.weight) || 1} 1 0`;
     node.dataset.componentId = id;
     return node;
   }

@@ -367,7 +367,10 @@ $("stop").addEventListener("click", stop);
 $("new-chat").addEventListener("click", newChat);
 $("nav-chat").addEventListener("click", showChat);
 $("nav-schedules").addEventListener("click", showSchedules);
-$("lang").addEventListener("click", toggleLanguage);
+$("lang").addEventListener("click", () => {
+  toggleLanguage();
+  if (!$("schedules-view").hidden) loadSchedules();  // its lines are built with t()
+});
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
 loadSessions().catch(() => {});
