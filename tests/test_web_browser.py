@@ -85,7 +85,7 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
 async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> None:
     evil = (
         'Look: <script>window.__pwned = "script"</script> '
-        '<img src=x onerror="window.__pwned = \'img\'"> and '
+        "<img src=x onerror=\"window.__pwned = 'img'\"> and "
         "[click me](javascript:window.__pwned='link') and <b onmouseover=alert(1)>bold</b>"
     )
     fake_llm.reply_text(evil)
