@@ -25,8 +25,8 @@ TOKEN = "bench-web-token"
 async def _direct(base_url: str, rounds: int) -> list[float]:
     from larkbot.config import parse_settings
     from larkbot.providers.base import TextChunk
-    from larkbot.runtime_factory import new_http_client
     from larkbot.providers.openai_compat import OpenAICompatProvider
+    from larkbot.runtime_factory import new_http_client
 
     settings = parse_settings({"llm": {"base_url": base_url, "api_key": "sk", "max_retries": 0}})
     out = []
