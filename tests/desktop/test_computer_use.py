@@ -95,8 +95,8 @@ async def test_drag_across_the_canvas(tool: ComputerUseTool, tk_app: TkApp) -> N
     assert "dragged through 3 points" in result.content
     state = tk_app.wait_for(lambda s: s.get("released"))
     (px, py), (rx, ry) = state["drag"][0], state["released"]
-    assert (rx - px, ry - py) == (200, 40)  # canvas coordinates: the same vector as on screen
-    assert len(state["drag"]) >= 8  # moved in steps: the app saw motion, not a jump
+    assert (rx - px, ry - py) == (200, 40), state  # canvas coordinates: the vector on screen
+    assert len(state["drag"]) >= 8, state  # moved in steps: the app saw motion, not a jump
 
 
 async def test_out_of_range_coordinates_refused_and_nothing_happens(
