@@ -84,6 +84,7 @@ class ComputerUseTool(BaseTool):
         self.rt = rt
         self._lock = asyncio.Lock()  # one pointer and keyboard: calls of a round run in turn
         self.clipboard = Clipboard()
+        self._shown: Geometry | None = None  # of the latest screenshot: the model's coordinates
 
     def display(self) -> X11Display:
         """The Xvfb `larkbot serve` started, else `computer_use.display`, else $DISPLAY."""
@@ -132,8 +133,10 @@ class ComputerUseTool(BaseTool):
             await asyncio.sleep(min(seconds, MAX_WAIT))
             done = f"waited {seconds:g} s"
         else:
-            geometry = await asyncio.to_thread(screen_geometry, display)
-            done = await self._act(display, geometry, action, kw)
+            shown = self._shown
+            if shown is None:  # no screenshot yet: the model guessed from nothing, check anyway
+                shown = await asyncio.to_thread(screen_geometry, display)
+            done = await self._act(display, shown, action, kw)
             await asyncio.sleep(self.rt.settings.computer_use.settle_seconds)
         return await self._observe(display, done)
 
@@ -179,8 +182,11 @@ class ComputerUseTool(BaseTool):
         """Screenshot + summary after an action."""
         folder = self.rt.home / "screenshots"
         path = folder / f"computer_use-{time.time_ns()}.png"
-        geometry = await asyncio.to_thread(_capture_kept, display, path)
-        x, y = geometry.to_model(*await cursor_position(display))
+        geometry, cursor = await asyncio.gather(
+            asyncio.to_thread(_capture_kept, display, path), cursor_position(display)
+        )
+        self._shown = geometry
+        x, y = geometry.to_model(*cursor)
         summary = (
             f"{done}; {geometry.describe()}; cursor at ({x}, {y}). "
             f"Screenshot attached ({geometry.model_width}×{geometry.model_height})."

@@ -14,7 +14,8 @@ from tools.desktop.xinput import DesktopError, X11Display
 PNG_LEVEL = 3  # zlib level: screenshots are mostly flat colour; 3 is ~2× faster than 6, ~same size
 
 
-def _open(display: X11Display):  # type: ignore[no-untyped-def]
+def open_screen(display: X11Display):  # type: ignore[no-untyped-def]
+    """An mss grabber on the display (use it as a context manager), or DesktopError."""
     import mss
 
     if display.xauthority:  # Xlib reads the cookie file from the environment
@@ -30,7 +31,7 @@ def _open(display: X11Display):  # type: ignore[no-untyped-def]
 
 def screen_geometry(display: X11Display) -> Geometry:
     """The display's size and how it is shown to the model."""
-    with _open(display) as grabber:
+    with open_screen(display) as grabber:
         monitor = grabber.monitors[0]  # the whole screen (all monitors)
     return Geometry.for_screen(int(monitor["width"]), int(monitor["height"]))
 
@@ -39,7 +40,7 @@ def capture(display: X11Display, path: Path) -> Geometry:
     """Grab the whole screen, scale it to at most 1280×800, write it to `path` as PNG."""
     from PIL import Image
 
-    with _open(display) as grabber:
+    with open_screen(display) as grabber:
         shot = grabber.grab(grabber.monitors[0])
     geometry = Geometry.for_screen(shot.width, shot.height)
     image = Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
