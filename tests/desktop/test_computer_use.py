@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,10 @@ RED, YELLOW, BLUE = (255, 0, 0), (255, 255, 0), (0, 0, 255)
 
 
 @pytest.fixture
-async def tool(home: Path, display: X11Display) -> AsyncIterator[ComputerUseTool]:
+async def tool(
+    home: Path, display: X11Display, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[ComputerUseTool]:
+    monkeypatch.setenv("XAUTHORITY", display.xauthority)  # as for any X server with a cookie
     raw = {"computer_use": {"enabled": True, "display": display.name, "settle_seconds": 0.05}}
     async with tool_runtime(raw) as rt:
         (made,) = provide(rt)
@@ -153,3 +157,12 @@ async def test_consent_per_session_and_always_for_typing(home: Path) -> None:
     assert made.consent_scope(action="click") == "computer_use"
     assert not made.consent_always(action="screenshot")
     assert made.consent_always(action="type", text="rm -rf /") and made.consent_always(action="key")
+
+
+def test_other_local_clients_are_refused_without_the_cookie(display: X11Display) -> None:
+    env = {**display.env(), "XAUTHORITY": "/nonexistent"}
+    probe = ["xdotool", "getmouselocation"]
+    refused = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=10)
+    assert refused.returncode != 0 and "Authorization required" in refused.stderr
+    allowed = subprocess.run(probe, env=display.env(), capture_output=True, text=True, timeout=10)
+    assert allowed.returncode == 0 and allowed.stdout.startswith("x:")

@@ -168,7 +168,8 @@ class ComputerUseTool(BaseTool):
         if action == "type":
             text = act.checked_text(kw.get("text"))
             if typeable(text):
-                await run_xdotool(display, "type", "--delay", "8", "--", text)
+                typing = 5.0 + len(text) * 0.02  # 8 ms a character, with room for a loaded box
+                await run_xdotool(display, "type", "--delay", "8", "--", text, timeout=typing)
             else:  # xdotool type drops what the keymap lacks (Chinese): paste it
                 await self.clipboard.paste(display, text)
             return f"typed {len(text)} characters"

@@ -86,9 +86,9 @@ async def run_x(
     return out.decode("utf-8", "replace")
 
 
-async def xdotool(display: X11Display, *args: str) -> str:
+async def xdotool(display: X11Display, *args: str, timeout: float = COMMAND_TIMEOUT) -> str:
     """`xdotool ARGS…` on the display."""
-    return await run_x(display, ["xdotool", *args])
+    return await run_x(display, ["xdotool", *args], timeout=timeout)
 
 
 async def cursor_position(display: X11Display) -> tuple[int, int]:

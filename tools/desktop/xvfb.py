@@ -1,5 +1,7 @@
 """A private Xvfb: started with `-displayfd` (the server picks a free display and says when ready).
 
+It requires an MIT-MAGIC-COOKIE-1 from a file only this process can read (`-auth`), so other
+local users cannot watch the screen or type into it; our own clients get it as `XAUTHORITY`.
 Used by `larkbot serve` (`computer_use.start_xvfb: true`), the tests and the benchmarks.
 """
 
@@ -10,6 +12,8 @@ import contextlib
 import os
 import re
 import select
+import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -43,6 +47,19 @@ def _read_display_number(fd: int, timeout: float) -> str:
     return data.decode().strip()
 
 
+def write_cookie(path: str) -> None:
+    """An Xauthority file with one random cookie for any display (family Wild, no number)."""
+
+    def counted(data: bytes) -> bytes:
+        return struct.pack(">H", len(data)) + data
+
+    entry = struct.pack(">H", 0xFFFF) + counted(b"") + counted(b"")
+    entry += counted(b"MIT-MAGIC-COOKIE-1") + counted(os.urandom(16))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(entry)
+
+
 class Xvfb:
     """One Xvfb process: `await start()`, then `.display`; `await stop()` ends it."""
 
@@ -52,12 +69,16 @@ class Xvfb:
         self.display: X11Display | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = tempfile.TemporaryFile()  # noqa: SIM115  (its complaints, kept for the error)
+        self._private = tempfile.mkdtemp(prefix="larkbot-xvfb-")  # mode 0700: the cookie's home
+        self.xauthority = os.path.join(self._private, "Xauthority")
 
     async def start(self, timeout: float = START_TIMEOUT) -> X11Display:
         """Start the server and wait (bounded) until it accepts connections."""
+        write_cookie(self.xauthority)
         read_fd, write_fd = os.pipe()
         argv = ["Xvfb", *([self.requested] if self.requested else [])]
         argv += ["-screen", "0", f"{self.width}x{self.height}x24", "-nolisten", "tcp"]
+        argv += ["-auth", self.xauthority]
         argv += ["-displayfd", str(write_fd)]
         try:
             self._proc = subprocess.Popen(
@@ -81,7 +102,7 @@ class Xvfb:
             reason = self._complaint() or f"no answer in {timeout:g} s"
             await self.stop()
             raise DesktopError(f"Xvfb {self.requested or ''} did not start: {reason}".strip())
-        self.display = X11Display(f":{number}")
+        self.display = X11Display(f":{number}", self.xauthority)
         return self.display
 
     def _complaint(self) -> str:
@@ -102,6 +123,7 @@ class Xvfb:
                 await asyncio.to_thread(proc.wait)
         with contextlib.suppress(OSError):
             self._log.close()
+        shutil.rmtree(self._private, ignore_errors=True)
 
     @property
     def pid(self) -> int | None:
