@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from larkbot.config import Settings
+from larkbot.content_parts import image_part, sees_images, text_part
 from larkbot.providers.base import Message
 from tools.base import ToolResult
 
@@ -24,8 +25,8 @@ MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp
 
 
 def vision_allowed(settings: Settings) -> bool:
-    """`llm.vision`: true/false as set; auto counts as no until the model's traits are known."""
-    return settings.llm.vision is True
+    """`llm.vision`: true/false as set; auto: when the model is a known vision model."""
+    return sees_images(settings.llm.model, settings.llm.vision)
 
 
 def _is_image_message(message: Message) -> bool:
@@ -58,11 +59,11 @@ def image_message(results: Iterable[tuple[str, ToolResult]]) -> Message | None:
             url = _data_url(Path(attachment.path))
             if url is not None:
                 names.append(tool)
-                parts.append({"type": "image_url", "image_url": {"url": url}})
+                parts.append(image_part(url))
     if not parts:
         return None
     text = f"{MARK} {', '.join(names)})"
-    return {"role": "user", "content": [{"type": "text", "text": text}, *parts]}
+    return {"role": "user", "content": [text_part(text), *parts]}
 
 
 def with_round_images(

@@ -52,11 +52,12 @@ def image_parts(request: dict[str, Any]) -> list[str]:
 
 
 async def run_turn(
-    fake_llm: FakeLLM, tmp_path: Path, vision: Any
-) -> tuple[list, SessionStore, Any]:
+    fake_llm: FakeLLM, tmp_path: Path, vision: Any, model: str = "m"
+) -> tuple[list, Any, Any]:
+    llm = {"base_url": fake_llm.base_url, "api_key": "k", "model": model, "vision": vision}
     settings = parse_settings(
         {
-            "llm": {"base_url": fake_llm.base_url, "api_key": "k", "model": "m", "vision": vision},
+            "llm": llm,
             "storage": {"url": f"sqlite:///{tmp_path}/larkbot.db"},
         }
     )
@@ -75,10 +76,11 @@ async def run_turn(
     return events, history, fake_llm.requests
 
 
+@pytest.mark.parametrize(("vision", "model"), [(True, "m"), ("auto", "gpt-4o-mini")])
 async def test_vision_on_sends_only_the_newest_round_images(
-    fake_llm: FakeLLM, tmp_path: Path
+    fake_llm: FakeLLM, tmp_path: Path, vision: Any, model: str
 ) -> None:
-    events, history, requests = await run_turn(fake_llm, tmp_path, True)
+    events, history, requests = await run_turn(fake_llm, tmp_path, vision, model)
     assert [e.attachment.path for e in events if isinstance(e, AttachmentReady)] == [
         str(tmp_path / "shot1.png"),
         str(tmp_path / "shot2.png"),
@@ -93,8 +95,10 @@ async def test_vision_on_sends_only_the_newest_round_images(
     assert [m["content"] for m in history if m["role"] == "tool"] == ["Screenshot attached."] * 2
 
 
-@pytest.mark.parametrize("vision", [False, "auto"])
-async def test_vision_off_sends_no_images(fake_llm: FakeLLM, tmp_path: Path, vision: Any) -> None:
-    events, _, requests = await run_turn(fake_llm, tmp_path, vision)
+@pytest.mark.parametrize(("vision", "model"), [(False, "gpt-4o"), ("auto", "deepseek-chat")])
+async def test_vision_off_sends_no_images(
+    fake_llm: FakeLLM, tmp_path: Path, vision: Any, model: str
+) -> None:
+    events, _, requests = await run_turn(fake_llm, tmp_path, vision, model)
     assert sum(isinstance(e, AttachmentReady) for e in events) == 2  # the user still gets them
     assert all(image_parts(r) == [] for r in requests)
