@@ -60,6 +60,11 @@ class App:
 
         install_scheduler(self)  # start/stop hooks; registers services["scheduler"]
         self.approvals: LarkApprovals | None = None
+        from larkbot.desktop import DesktopServer
+
+        desktop = DesktopServer(settings.computer_use, lambda: self.core.runtime.services)
+        self.on_start.append(desktop.start)  # computer_use.start_xvfb: serve's own Xvfb
+        self.on_stop.append(desktop.stop)
 
     @property
     def core(self) -> Core:
