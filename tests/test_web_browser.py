@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from PIL import Image
 from playwright.async_api import Page, expect
 
 from tests.browser_harness import chromium, shot_path
@@ -40,6 +41,10 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
         fake_llm.reply_text("Saved your plan.")
         fake_llm.reply_tools(("ui_card", {"card": SAMPLES["compare"]}))
         fake_llm.reply_text("Redmi is the cheapest.")
+        chart = work / "chart.png"
+        Image.new("RGB", (120, 60), "orange").save(chart)
+        fake_llm.reply_tools(("send_file", {"path": str(chart), "caption": "sales chart"}))
+        fake_llm.reply_text("There you go.")
         async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
             page = await browser.new_page(viewport={"width": 1100, "height": 800})
             errors: list[str] = []
@@ -76,6 +81,13 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
                 "Redmi is the cheapest.", timeout=TIMEOUT
             )
             await page.screenshot(path=shot_path("3-compare-card"), full_page=True)
+
+            await say(page, "send the chart")
+            img = page.locator("img.attachment-image")
+            await expect(img).to_be_visible(timeout=TIMEOUT)
+            await page.wait_for_function(
+                "document.querySelector('img.attachment-image').naturalWidth === 120"
+            )  # loaded through the authenticated file endpoint, allowed by the CSP
 
             await expect(page.locator("#sessions li")).to_have_count(1)
             await expect(page.locator("#sessions li")).to_contain_text("hi there")
