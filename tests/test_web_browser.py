@@ -17,12 +17,14 @@ from tests.web_harness import WEB_TOKEN, outside_tmp, web_settings
 TIMEOUT = 15_000  # ms, per expectation
 
 
-async def log_in(page: Page, base: str) -> None:
+async def log_in(page: Page, base: str, shot: str = "") -> None:
     await page.goto(base + "/")
     await expect(page.locator("#login")).to_be_visible(timeout=TIMEOUT)
     await page.fill("#token", "wrong")
     await page.click("#login-form button")
     await expect(page.locator("#login-error")).not_to_be_empty(timeout=TIMEOUT)
+    if shot:
+        await page.screenshot(path=shot_path(shot))
     await page.fill("#token", WEB_TOKEN)
     await page.click("#login-form button")
     await expect(page.locator("#login")).to_be_hidden(timeout=TIMEOUT)
@@ -49,7 +51,7 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
             page = await browser.new_page(viewport={"width": 1100, "height": 800})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            await log_in(page, s.url("").rstrip("/"))
+            await log_in(page, s.url("").rstrip("/"), shot="0-login-wrong-token")
 
             await say(page, "hi there")
             answer = page.locator(".msg.assistant .body").last
