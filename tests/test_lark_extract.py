@@ -61,3 +61,15 @@ def test_safe_names_stay_in_their_folder() -> None:
     assert safe_name("..\\..\\boot.ini", "k") == "boot.ini"
     assert safe_name("", "file_v3_x") == "file_v3_x" and safe_name("...", "k") == "k"
     assert safe_name("季度报告 (final).pdf", "k") == "季度报告 (final).pdf"
+
+
+def test_a_pixel_bomb_is_refused_before_decoding(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", 20_000, 20_000, 8, 2, 0, 0, 0)  # 400 Mpx, header only
+    chunk = b"IHDR" + ihdr
+    png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk
+    png += struct.pack(">I", zlib.crc32(chunk))
+    with pytest.raises(MediaError, match="too large to open"):
+        prepare_image(png, tmp_path / "bomb")

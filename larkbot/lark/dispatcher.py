@@ -198,6 +198,7 @@ class Dispatcher:
                 item = queue[0]
                 if await item.claimed:
                     await self._run_item(item, sid)
+                self._stop_notes.pop(item.msg.message_id, None)
                 self._held.pop(queue.popleft().msg.message_id, None)
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
