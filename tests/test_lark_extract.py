@@ -67,9 +67,14 @@ def test_a_pixel_bomb_is_refused_before_decoding(tmp_path: Path) -> None:
     import struct
     import zlib
 
-    ihdr = struct.pack(">IIBBBBB", 20_000, 20_000, 8, 2, 0, 0, 0)  # 400 Mpx, header only
-    chunk = b"IHDR" + ihdr
-    png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk
-    png += struct.pack(">I", zlib.crc32(chunk))
+    ihdr = struct.pack(">IIBBBBB", 10_000, 10_000, 8, 2, 0, 0, 0)  # 100 Mpx, header only
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    idat = zlib.compress(b"\0" * 100)  # a token of pixel data: open() stops at IDAT
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
     with pytest.raises(MediaError, match="too large to open"):
         prepare_image(png, tmp_path / "bomb")
