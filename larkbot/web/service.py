@@ -15,6 +15,7 @@ from larkbot.web.consent import WebConsentProvider
 from larkbot.web.consent_board import ConsentBoard
 from larkbot.web.runs import Run, RunRegistry
 from larkbot.web.signals import make_signal
+from tools.base import Attachment
 
 if TYPE_CHECKING:
     from larkbot.agent import Agent
@@ -80,7 +81,11 @@ class WebService:
         assert agent is not None
 
         async def body(run: Run) -> None:
-            tr = RunTranslator(run.session_id, run.run_id)
+            def file_url(att: Attachment) -> str:
+                run.attachments.append(att)
+                return f"/api/runs/{run.run_id}/files/{len(run.attachments) - 1}"
+
+            tr = RunTranslator(run.session_id, run.run_id, file_url)
 
             def push(events: list[Any]) -> None:
                 for event in events:
