@@ -77,6 +77,9 @@ class ComputerUseTool(BaseTool):
     }  # fmt: skip
     side_effect = True
     private_data = True  # the screen shows the owner's windows
+    # Not `untrusted_output`, though a screen can show anyone's text: that would turn every
+    # later action of the turn into an approval card. type/key, the dangerous ones, are
+    # approved every time (`consent_always`) instead.
     no_compress = True
     interfaces = frozenset({"web", "lark"})  # the design doc's table: not in the CLI
     timeout = 60.0
