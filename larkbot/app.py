@@ -20,6 +20,7 @@ from larkbot.lark.inbound import MESSAGE_EVENT, normalize
 from larkbot.lark.journal import open_journal
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
+from larkbot.lark.render import reply_uuid, text_content
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
@@ -120,6 +121,8 @@ class App:
             lark=lambda: self.settings.lark,
             inputs=inputs,
             sessions=core.store,
+            limits=lambda: self.settings.limits,
+            notify=self._notify,
         )
         for hook in self.on_start:
             await hook()
@@ -144,6 +147,17 @@ class App:
                 error=f"{type(err).__name__}: {err}",
                 hint="check lark.app_id/app_secret and that the bot capability is enabled; "
                 "group @-mentions are not recognised until this works (restart to retry)",
+            )
+
+    async def _notify(self, msg: Any, text: str) -> None:
+        """A short text reply outside any turn (e.g. why a message is not answered)."""
+        if self.client is not None:
+            await self.client.reply(
+                msg.message_id,
+                "text",
+                text_content(text),
+                uuid=reply_uuid(msg.message_id, "notice"),
+                reply_in_thread=bool(msg.thread_id),
             )
 
     def _view(self, msg: Any, ctx: Any) -> TurnView:

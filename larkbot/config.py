@@ -11,7 +11,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, SecretStr, ValidationError
 
-from larkbot.config_sections import BrowserConfig, ComputerUseConfig, Section, WebConfig
+from larkbot.config_sections import (
+    BrowserConfig,
+    ComputerUseConfig,
+    LimitsConfig,
+    Section,
+    WebConfig,
+)
 from larkbot.errors import ConfigError
 
 
@@ -22,6 +28,12 @@ class ServerConfig(Section):
     port: int = Field(8080, ge=0, le=65535)
     drain_seconds: float = Field(30.0, gt=0)
     body_read_seconds: float = Field(10.0, gt=0)
+    # a connection that has not sent a whole request header by then is closed
+    header_timeout_seconds: float = Field(10.0, gt=0)
+    idle_timeout_seconds: float = Field(60.0, gt=0)  # keep-alive with no request: closed
+    max_connections: int = Field(256, ge=1)  # also kept below half the descriptor limit
+    # request bodies held in memory before their signature is checked, all requests together
+    unverified_body_bytes: int = Field(8 * 1024 * 1024, ge=1024 * 1024)
 
 
 class LarkConfig(Section):
@@ -149,6 +161,7 @@ class AgentConfig(Section):
     max_steps: int = Field(12, ge=1, le=100)
     fast_path: bool = False
     history_max_chars: int = Field(60_000, ge=1000)
+    max_tool_calls_per_reply: int = Field(16, ge=1, le=128)  # the rest refused, with a reason
     system_prompt_extra: str = ""
 
 
@@ -200,6 +213,7 @@ class Settings(Section):
     web: WebConfig = Field(default_factory=WebConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
     computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
     home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
     source: Path | None = Field(default=None, exclude=True)
 

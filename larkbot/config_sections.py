@@ -1,4 +1,4 @@
-"""Config sections for the web interface, the browser and the desktop (kept out of config.py)."""
+"""Config sections kept out of config.py: web, browser, desktop, per-sender limits."""
 
 from __future__ import annotations
 
@@ -40,3 +40,13 @@ class ComputerUseConfig(Section):
     start_xvfb: bool = False
     size: str = Field("1280x800", pattern=r"^\d{2,5}x\d{2,5}$")  # WIDTHxHEIGHT of that Xvfb
     settle_seconds: float = Field(0.5, ge=0, le=10)  # after an action, before the screenshot
+
+
+class LimitsConfig(Section):
+    """`limits:` what one non-owner (and one chat) may ask of the bot; owners are not limited."""
+
+    queued_per_sender: int = Field(3, ge=1)  # turns waiting or running for one non-owner
+    turns_per_minute_per_sender: int = Field(6, ge=1)
+    queued_per_chat: int = Field(10, ge=1)  # non-owners' turns waiting or running in one chat
+    turns_per_minute_per_chat: int = Field(20, ge=1)
+    owner_reserved_turns: int = Field(2, ge=0)  # of lark.max_concurrent_turns, owners' only
