@@ -266,12 +266,19 @@ def resolve_config_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, 
     return larkbot_home() / "config.yaml", False
 
 
+# Keys whose values are never echoed in an error: an unquoted numeric secret fails as "not a
+# string", and the message must not print it into a terminal or a log.
+_SECRET_KEY = re.compile(r"secret|token|key|passw|credential|auth|cookie|env|header", re.I)
+
+
 def _format_validation_error(err: ValidationError, source: Path | None) -> str:
     lines = [f"Invalid configuration{f' in {source}' if source else ''}:"]
     for e in err.errors()[:12]:
         key = ".".join(str(p) for p in e["loc"]) or "(top level)"
         got = e.get("input")
         shown = "" if isinstance(got, dict | list) or got is None else f" (got {got!r})"
+        if shown and any(_SECRET_KEY.search(str(p)) for p in e["loc"]):
+            shown = " (value not shown; quote it in YAML if it is a number)"
         if e["type"] == "extra_forbidden":
             lines.append(f"  {key}: unknown key — check its spelling against config.example.yaml")
         else:
@@ -309,7 +316,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"Config file {path} is not valid YAML{where}: {err}") from None
+        # the problem only: PyYAML's full message quotes the line, which may hold a secret
+        problem = getattr(err, "problem", None) or type(err).__name__
+        raise ConfigError(f"Config file {path} is not valid YAML{where}: {problem}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"Config file {path} must be a mapping of sections (server:, lark:, …)")
     return raw
