@@ -94,7 +94,7 @@ async def handle_events(request: web.Request) -> web.Response:
         return checked
     app, outcome = checked
     try:
-        result = await app.submit(outcome.envelope)
+        result = await app.submit(outcome.envelope, signed=outcome.signed)
     except asyncio.CancelledError:
         raise
     except NotAccepting:  # draining: Lark redelivers (to another replica or after restart)
@@ -114,7 +114,7 @@ async def handle_card(request: web.Request) -> web.Response:
         return checked
     app, outcome = checked
     try:
-        return _json(await app.handle_card(outcome.envelope))
+        return _json(await app.handle_card(outcome.envelope, signed=outcome.signed))
     except asyncio.CancelledError:
         raise
     except Exception:

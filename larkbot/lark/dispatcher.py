@@ -92,7 +92,7 @@ class Dispatcher:
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
-        owner = self.owners.is_owner(msg.sender_open_id)
+        owner = msg.signed and self.owners.is_owner(msg.sender_open_id)
         counted = not owner and not stop  # /stop always gets through
         if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
             self._tell(msg, refusal)
@@ -150,7 +150,7 @@ class Dispatcher:
     async def _stop_session(self, msg: InboundMessage) -> str:
         """/stop: cancel this session's turns that the sender may stop (owners: any)."""
         queue = self._queues.get(session_id_for(msg), deque())
-        owner = await self.owners.check(msg.sender_open_id)
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         mine = [i for i in queue if owner or i.msg.sender_open_id == msg.sender_open_id]
         stopped = [i for i in mine if not i.stopped and self.cancel(i.msg.message_id, "stopped")]
         if stopped:
@@ -174,7 +174,8 @@ class Dispatcher:
 
     def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
-        self._enqueue(msg, self.owners.is_owner(msg.sender_open_id)).claimed.set_result(True)
+        owner = msg.signed and self.owners.is_owner(msg.sender_open_id)
+        self._enqueue(msg, owner).claimed.set_result(True)
 
     def _enqueue(self, msg: InboundMessage, owner: bool, counted: bool = False) -> Queued:
         item = Queued(msg, owner=owner, counted=counted)
@@ -259,7 +260,8 @@ class Dispatcher:
             interface="lark",
             session_id=sid,
             sender_id=msg.sender_open_id,
-            is_owner=await self.owners.check(msg.sender_open_id),
+            # an unsigned event's sender is not proven: no owner powers (no side effects)
+            is_owner=msg.signed and await self.owners.check(msg.sender_open_id),
             chat_id=msg.chat_id,
             chat_type=msg.chat_type,
             thread_id=msg.thread_id,
