@@ -97,7 +97,9 @@ def browser(tmp_path: Path, engine: BrowserEngine, request: pytest.FixtureReques
     return Browser(runtime(tmp_path, engine, True), engine, request.node.name)
 
 
-async def test_navigate_and_snapshot_show_the_page_with_refs(browser: Browser, sites: Sites) -> None:
+async def test_navigate_and_snapshot_show_the_page_with_refs(
+    browser: Browser, sites: Sites
+) -> None:
     text = await browser.do("navigate", url=sites.base + "/")
     assert f"Tab t1 of 1: {sites.base}/" in text
     assert "Title: Test shop" in text
@@ -119,7 +121,9 @@ async def test_click_by_ref_changes_the_page(browser: Browser, sites: Sites) -> 
 async def test_type_into_a_form_and_submit(browser: Browser, sites: Sites) -> None:
     text = await browser.do("navigate", url=sites.base + "/")
     text = await browser.do("select", ref=ref_of(text, "combobox", "Colour"), values=["Blue"])
-    text = await browser.do("type", ref=ref_of(text, "textbox", "Search"), text="蓝色 shoes", submit=True)
+    text = await browser.do(
+        "type", ref=ref_of(text, "textbox", "Search"), text="蓝色 shoes", submit=True
+    )
     assert f"{sites.base}/result?q=" in text
     assert "Results for 蓝色 shoes in blue" in text
 
@@ -156,7 +160,9 @@ async def test_tabs_open_switch_close_with_ids_never_reused(browser: Browser, si
 
 async def test_a_link_opening_a_new_tab_becomes_a_tab(browser: Browser, sites: Sites) -> None:
     text = await browser.do("navigate", url=sites.base + "/")
-    after = await browser.do("click", ref=ref_of(text, "link", "Second in a new tab"), element="link")
+    after = await browser.do(
+        "click", ref=ref_of(text, "link", "Second in a new tab"), element="link"
+    )
     assert "opened a new tab t2" in after
     assert "t2" in (await browser.call(browser.tab, action="list")).content
 
@@ -200,7 +206,9 @@ async def test_session_status_and_stop_forget_the_context(browser: Browser, site
     assert "No browser is open" in after.content
 
 
-async def test_sessions_have_separate_cookies(tmp_path: Path, engine: BrowserEngine, sites: Sites) -> None:
+async def test_sessions_have_separate_cookies(
+    tmp_path: Path, engine: BrowserEngine, sites: Sites
+) -> None:
     rt = runtime(tmp_path, engine, True)
     alice, bob = Browser(rt, engine, "cookies-a"), Browser(rt, engine, "cookies-b")
     await alice.do("navigate", url=sites.base + "/")

@@ -13,6 +13,7 @@ from tools.browser.engine import BrowserEngine, SessionsFull
 from tools.browser.launch import BrowserMissing
 from tools.browser.pages import PageError
 from tools.browser.session import BrowserSession, TabLimit
+from tools.browser.urls import UrlRefused, check_url
 from tools.runtime import ToolRuntime
 
 BROWSER_INTERFACES = frozenset({"cli", "web", "lark"})
@@ -43,6 +44,14 @@ class BrowserTool(BaseTool):
     def allow_private(self, ctx: RequestContext) -> bool:
         """`tools.web_fetch.allow_private_networks` opens private networks, for owners only."""
         return bool(self._rt.live.get().tools.web_fetch.allow_private_networks and ctx.is_owner)
+
+    def precheck_url(self, ctx: RequestContext, url: str) -> None:
+        """Refuse a bad URL before any browser is started for it."""
+        if url:
+            try:
+                check_url(url, self.allow_private(ctx))
+            except UrlRefused as err:
+                raise PageError(f"refused to open {url}: {err}") from None
 
     async def open_session(self, ctx: RequestContext) -> BrowserSession:
         """This caller's session browser, with its rights applied."""

@@ -56,6 +56,8 @@ class BrowserPageTool(BrowserTool):
         action = ACTIONS.get(str(kwargs.get("action")))
         if action is None:
             return ToolResult(f"Error: unknown action; use one of {sorted(ACTIONS)}", True)
+        if kwargs.get("action") == "navigate":
+            self.precheck_url(ctx, str(kwargs.get("url") or "").strip())
         session = await self.open_session(ctx)
         async with session.lock:
             try:

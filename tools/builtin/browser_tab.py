@@ -46,6 +46,8 @@ class BrowserTabTool(BrowserTool):
 
     async def run_with(self, ctx: RequestContext, **kwargs: Any) -> str | ToolResult:
         """Do one tab action in this caller's session."""
+        if kwargs.get("action") == "open":
+            self.precheck_url(ctx, str(kwargs.get("url") or "").strip())
         session = await self.open_session(ctx)
         async with session.lock:
             try:

@@ -1,0 +1,107 @@
+"""Who may use the browser: never a non-owner in Lark; owners' clicks asked per page origin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from larkbot.access import AllowAll
+from larkbot.config_sections import BrowserConfig
+from larkbot.consent import ConsentDecision, ConsentRequest, ConsentStore
+from larkbot.context import RequestContext
+from larkbot.gate import CallGate, Verdict
+from larkbot.providers.base import ToolCall
+from tests.fakes.lark_server import FakeLark
+from tests.fakes.llm import FakeLLM
+from tests.lark_harness import OWNER, Served, message_event, settings_for
+from tests.test_lark_service_guard import tool_names, tool_results
+from tools.browser.engine import BrowserEngine, SnapshotOwner
+from tools.builtin.browser_page import BrowserPageTool
+
+BROWSER_TOOLS = {"browser_session", "browser_tab", "browser_page"}
+GUEST = "ou_guest"
+
+
+async def _turn(s: Served, fake_lark: FakeLark, sender: str) -> None:
+    before = len(fake_lark.sent)
+    event = message_event("open the page", sender=sender, chat_id=f"oc_{sender}")
+    assert (await s.post_event(event))[0] == 200
+    await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=10)
+    assert await s.app.dispatcher.join(5)
+
+
+async def test_non_owner_in_lark_never_gets_a_browser_tool(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    # the model asks for the browser anyway (as a prompt-injected model might)
+    fake_llm.reply_tools(("browser_page", {"action": "navigate", "url": "https://example.com"}))
+    fake_llm.reply_text("I cannot.")
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        await _turn(s, fake_lark, GUEST)
+        engine = s.app.core.runtime.services["browser"]
+        assert isinstance(engine, BrowserEngine) and not engine.running  # never even started
+        assert not tool_names(fake_llm.requests[0]) & BROWSER_TOOLS
+        (refusal,) = tool_results(fake_llm.requests[1])
+        assert "only the bot's owner" in refusal
+        fake_llm.reply_text("Which page?")
+        await _turn(s, fake_lark, OWNER)
+        assert BROWSER_TOOLS <= tool_names(fake_llm.requests[2])  # owners do get them
+
+
+class Recorder:
+    """A consent provider that says yes and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[ConsentRequest] = []
+
+    async def decide(self, request: ConsentRequest) -> ConsentDecision:
+        self.asked.append(request)
+        return ConsentDecision(True, "yes")
+
+
+async def test_consent_is_asked_once_per_page_origin() -> None:
+    engine = BrowserEngine(BrowserConfig)  # never started: consent is decided before any run
+    tool = BrowserPageTool(None, engine)  # type: ignore[arg-type]
+    pages = [
+        "https://shop.example.com/cart",
+        "https://shop.example.com/pay",
+        "https://bank.example",
+    ]
+    for number, url in enumerate(pages, 1):
+        labels = {"e5": 'button "Submit order"', "e6": 'textbox "Card number"'}
+        engine.remember_snapshot(number, SnapshotOwner("s1", "t1", url, labels))
+    recorder, grants = Recorder(), ConsentStore()
+    gate = CallGate(lambda name: tool, lambda ctx: [tool], AllowAll(), recorder, grants)
+    ctx = RequestContext("cli", session_id="s1")
+
+    async def check(**args: Any) -> Verdict:
+        verdict = None
+        async for item in gate.check(ToolCall("c1", "browser_page", args), ctx):
+            if isinstance(item, Verdict):
+                verdict = item
+        assert verdict is not None and verdict.tool is tool
+        return verdict
+
+    await check(action="click", ref="s1e5", element="the order button")
+    await check(action="type", ref="s2e6", text="4111")  # same origin: already granted
+    await check(action="click", ref="s3e5", element="Submit")  # another origin: asked again
+    await check(action="snapshot")  # reading is never asked
+    assert [r.scope for r in recorder.asked] == ["https://shop.example.com", "https://bank.example"]
+    first = recorder.asked[0].description
+    assert first == 'Click button "Submit order" (the order button) on https://shop.example.com'
+
+
+async def test_doctor_launches_the_browser_or_says_how_to_install_it(home: Path) -> None:
+    from larkbot.config import parse_settings
+    from tools.browser.doctor import check_browser
+
+    ok = await check_browser(parse_settings({}), None)  # type: ignore[arg-type]
+    assert ok.ok and ok.detail.startswith("Chromium 1"), ok
+    missing = parse_settings({"browser": {"executable_path": "/nonexistent/chromium"}})
+    bad = await check_browser(missing, None)  # type: ignore[arg-type]
+    assert not bad.ok and "apt-get install chromium fonts-noto-cjk" in bad.fix
+    off = {"tools": {"disabled": ["browser_session", "browser_tab", "browser_page"]}}
+    skipped = await check_browser(
+        parse_settings({**off, "browser": missing.browser.model_dump()}), None
+    )  # type: ignore[arg-type]
+    assert skipped.ok and "disabled" in skipped.detail
