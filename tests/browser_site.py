@@ -9,6 +9,7 @@ refuses every other non-loopback address, so nothing outside this machine is eve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from aiohttp import WSMsgType, web
 
 from tools.browser.proxy import Streams, open_tcp
@@ -19,7 +20,8 @@ INTERNAL_HOST = "internal.test"
 
 HOME = """<!doctype html><html><head><title>Test shop</title></head><body>
 <h1>Welcome to the test shop</h1>
-<button onclick="document.getElementById('out').textContent='Order placed: #4711'">Place order</button>
+<button onclick="document.getElementById('out').textContent='Order placed: #4711'">
+Place order</button>
 <p id="out">No order yet</p>
 <form action="/result" method="get">
   <label>Search <input name="q"></label>

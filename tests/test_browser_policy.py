@@ -11,6 +11,7 @@ from larkbot.consent import ConsentDecision, ConsentRequest, ConsentStore
 from larkbot.context import RequestContext
 from larkbot.gate import CallGate, Verdict
 from larkbot.providers.base import ToolCall
+from tests.browser_site import start_sites
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, Served, message_event, settings_for
@@ -45,7 +46,7 @@ async def test_non_owner_in_lark_never_gets_a_browser_tool(
         assert "only the bot's owner" in refusal
         fake_llm.reply_text("Which page?")
         await _turn(s, fake_lark, OWNER)
-        assert BROWSER_TOOLS <= tool_names(fake_llm.requests[2])  # owners do get them
+        assert tool_names(fake_llm.requests[2]) >= BROWSER_TOOLS  # owners do get them
 
 
 class Recorder:
@@ -105,3 +106,31 @@ async def test_doctor_launches_the_browser_or_says_how_to_install_it(home: Path)
         parse_settings({**off, "browser": missing.browser.model_dump()}), None
     )  # type: ignore[arg-type]
     assert skipped.ok and "disabled" in skipped.detail
+
+
+async def test_owner_screenshot_arrives_as_a_lark_image_message(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    sites = await start_sites()
+    try:
+        fake_llm.reply_tools(("browser_page", {"action": "navigate", "url": sites.base + "/"}))
+        fake_llm.reply_tools(("browser_page", {"action": "screenshot"}))
+        fake_llm.reply_text("Here is the shop.")
+        private = {"web_fetch": {"allow_private_networks": True}}  # the test site is on 127.0.0.1
+        settings = settings_for(home, fake_lark.domain, fake_llm.base_url, tools=private)
+        async with Served(settings) as s:
+            before = len(fake_lark.sent)
+            event = message_event("show me the shop", sender=OWNER, chat_id="oc_owner")
+            assert (await s.post_event(event))[0] == 200
+            await fake_lark.wait_for(
+                lambda: any(m["msg_type"] == "image" for m in fake_lark.sent[before:]), timeout=30
+            )
+            assert await s.app.dispatcher.join(10)
+        assert "Welcome to the test shop" in tool_results(fake_llm.requests[1])[0]
+        (upload,) = [u for u in fake_lark.uploads if u.kind == "image"]
+        assert upload.content[:8] == b"\x89PNG\r\n\x1a\n" and upload.name.endswith(".png")
+        (image,) = [m for m in fake_lark.sent if m["msg_type"] == "image"]
+        assert image["body"] == {"image_key": upload.key}
+        assert image["reply_to"] == event["event"]["message"]["message_id"]
+    finally:
+        await sites.close()

@@ -16,7 +16,7 @@ BROWSER_TOOLS = {"browser_session", "browser_tab", "browser_page"}
 async def check_browser(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """Start the configured Chromium headless (no proxy needed: it loads nothing) and stop it."""
     cfg = settings.browser
-    if BROWSER_TOOLS <= set(settings.tools.disabled):
+    if set(settings.tools.disabled) >= BROWSER_TOOLS:
         return CheckResult("browser", True, "browser tools disabled (tools.disabled)")
     try:
         path = find_executable(cfg)
