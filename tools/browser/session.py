@@ -59,6 +59,7 @@ class BrowserSession:
         self._next_id = 1
         self._notes: deque[str] = deque(maxlen=20)
         self._pending: set[asyncio.Task[None]] = set()
+        self._opening = 0  # our own new_page() calls: their "page" events are not popups
         context.on("page", self._adopt)
 
     @property
@@ -112,6 +113,9 @@ class BrowserSession:
         """A page the site opened (window.open, target=_blank) becomes a tab, within the bound."""
         if any(t.page is page for t in self.tabs.values()):
             return
+        if self._opening:
+            self._register(page)
+            return
         if len(self.tabs) >= self.max_tabs:
             self.note("a popup was closed: the session already has the most tabs allowed")
             self._spawn(page.close())
@@ -152,7 +156,11 @@ class BrowserSession:
                 f"this session already has {len(self.tabs)} tabs "
                 "(browser.max_tabs_per_session); close one with browser_tab action=close"
             )
-        page = await self.context.new_page()
+        self._opening += 1
+        try:
+            page = await self.context.new_page()
+        finally:
+            self._opening -= 1
         tab = self._register(page)
         self.current = tab.id
         return tab
