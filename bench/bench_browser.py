@@ -2,9 +2,9 @@
 through the browser tools (egress proxy, ref tagging, rendering) vs Playwright driving the same
 Chromium directly (the baseline), in the same run, against the local test site.
 
-Launch includes starting Playwright's driver on both sides. Both sides do the same work per step: a click is followed by a fresh snapshot on both, since
-our click returns one. Memory is the PSS of the browser processes added per open context
-(one page loaded in each).
+Launch includes starting Playwright's driver on both sides. A click is followed by a fresh
+snapshot on both sides, since our click returns one. Memory is the PSS of the browser
+processes added per open context (one page loaded in each).
 """
 
 from __future__ import annotations
