@@ -217,3 +217,20 @@ async def test_sessions_have_separate_cookies(
     await a_page.context.add_cookies([{"name": "who", "value": "alice", "url": sites.base}])
     b_page = engine.existing("cookies-b").tab().page  # type: ignore[union-attr]
     assert await b_page.context.cookies() == []
+
+
+async def test_idle_sessions_are_closed_and_tabs_are_bounded(
+    tmp_path: Path, engine: BrowserEngine, sites: Sites
+) -> None:
+    b = Browser(runtime(tmp_path, engine, True), engine, "idle-and-bound")
+    started = await b.call(b.session, action="start")
+    assert "t1  about:blank" in started.content
+    session = engine.existing("idle-and-bound")
+    assert session is not None
+    session.max_tabs = 2
+    await b.call(b.tab, action="open")
+    refused = await b.call(b.tab, action="open", url=sites.base + "/")
+    assert refused.is_error and "max_tabs_per_session" in refused.content
+    session.last_used -= 601  # browser.idle_seconds is 600
+    await engine.reap()
+    assert engine.existing("idle-and-bound") is None and engine.running  # others stay up

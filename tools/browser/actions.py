@@ -170,9 +170,10 @@ async def scroll(engine: BrowserEngine, session: BrowserSession, args: Args) -> 
 
 async def wait(engine: BrowserEngine, session: BrowserSession, args: Args) -> str:
     """Wait until `text` is visible (at most `seconds`, ≤ 30), or just `seconds`."""
-    seconds = min(float(args.get("seconds") or 0) or 10.0, MAX_WAIT_SECONDS)
-    tab = current_tab(session)
     text = str(args.get("text") or "").strip()
+    asked = args.get("seconds")
+    seconds = min(float(asked) if asked is not None else (10.0 if text else 1.0), MAX_WAIT_SECONDS)
+    tab = current_tab(session)
     if text:
         try:
             await tab.page.get_by_text(text).first.wait_for(state="visible", timeout=seconds * 1000)
