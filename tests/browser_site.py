@@ -8,6 +8,7 @@ refuses every other non-loopback address, so nothing outside this machine is eve
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import WSMsgType, web
@@ -90,6 +91,13 @@ def _html(text: str) -> web.Response:
     return web.Response(text=text, content_type="text/html")
 
 
+def _page(text: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handler(_: web.Request) -> web.Response:
+        return _html(text)
+
+    return handler
+
+
 async def start_sites() -> Sites:
     """Start both servers on ephemeral loopback ports."""
     internal_app = web.Application()
@@ -122,11 +130,11 @@ async def start_sites() -> Sites:
         raise web.HTTPFound(f"http://127.0.0.1:{internal_port}/secret?via=redirect")
 
     public_app = web.Application()
-    public_app.router.add_get("/", lambda _: _async(_html(HOME)))
-    public_app.router.add_get("/second", lambda _: _async(_html("<title>Second</title>Page 2")))
+    public_app.router.add_get("/", _page(HOME))
+    public_app.router.add_get("/second", _page("<title>Second</title>Page 2"))
     public_app.router.add_get("/result", result)
-    public_app.router.add_get("/js", lambda _: _async(_html(JS_PAGE)))
-    public_app.router.add_get("/ssrf", lambda _: _async(_html(ssrf_page(str(internal_port)))))
+    public_app.router.add_get("/js", _page(JS_PAGE))
+    public_app.router.add_get("/ssrf", _page(ssrf_page(str(internal_port))))
     public_app.router.add_get("/redirect", redirect)
     public = web.AppRunner(public_app)
     await public.setup()
@@ -134,10 +142,6 @@ async def start_sites() -> Sites:
     await public_site.start()
     public_port = public_site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return Sites(public, internal, public_port, internal_port, hits)
-
-
-async def _async(response: web.Response) -> web.Response:
-    return response
 
 
 async def site_resolver(host: str, port: int) -> list[str]:
