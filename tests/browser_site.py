@@ -33,6 +33,10 @@ Place order</button>
 <a href="/second">Second page</a>
 <a href="/second" target="_blank">Second in a new tab</a>
 <button onclick="alert('hello from the page')">Show alert</button>
+<input type="file" aria-label="Attachment"
+ onchange="document.getElementById('picked').textContent = 'picked ' + this.files[0].name +
+ ' ' + this.files[0].size + ' bytes'">
+<p id="picked">nothing picked</p>
 </body></html>"""
 
 JS_PAGE = """<!doctype html><html><head><title>App</title></head><body><div id="app">Loading</div>

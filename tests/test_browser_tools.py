@@ -7,6 +7,7 @@ tests (tests/test_browser_ssrf.py) turn it off.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -163,8 +164,11 @@ async def test_a_link_opening_a_new_tab_becomes_a_tab(browser: Browser, sites: S
     after = await browser.do(
         "click", ref=ref_of(text, "link", "Second in a new tab"), element="link"
     )
-    assert "opened a new tab t2" in after
-    assert "t2" in (await browser.call(browser.tab, action="list")).content
+    # the popup arrives on its own time: reported with this result or the next one
+    async with asyncio.timeout(10):
+        while "t2" not in (listed := (await browser.call(browser.tab, action="list")).content):
+            await asyncio.sleep(0.05)
+    assert "opened a new tab t2" in after + listed
 
 
 async def test_dialogs_are_dismissed_and_reported(browser: Browser, sites: Sites) -> None:
@@ -234,3 +238,23 @@ async def test_idle_sessions_are_closed_and_tabs_are_bounded(
     session.last_used -= 601  # browser.idle_seconds is 600
     await engine.reap()
     assert engine.existing("idle-and-bound") is None and engine.running  # others stay up
+
+
+async def test_upload_only_from_this_chats_inbox(
+    home: Path, tmp_path: Path, engine: BrowserEngine, sites: Sites
+) -> None:
+    b = Browser(runtime(tmp_path, engine, True), engine, "upload")
+    b.ctx = RequestContext("lark", session_id="upload", sender_id="ou_owner", chat_id="oc_up")
+    sent = home / "inbox" / "oc_up" / "om_1" / "report.txt"
+    sent.parent.mkdir(parents=True)
+    sent.write_text("hello")
+    (home / "inbox" / "oc_other").mkdir()
+    (home / "inbox" / "oc_other" / "theirs.txt").write_text("not yours")
+    text = await b.do("navigate", url=sites.base + "/")
+    field = ref_of(text, "button", "Attachment")
+    assert b.page.consent_always(action="upload", ref=field, paths=["om_1/report.txt"])
+    for bad in ("/etc/passwd", "../oc_other/theirs.txt", str(home / "inbox" / "oc_other")):
+        refused = await b.call(b.page, action="upload", ref=field, paths=[bad])
+        assert refused.is_error and "not a file in this chat's inbox" in refused.content
+    done = await b.do("upload", ref=field, paths=["om_1/report.txt"])
+    assert "picked report.txt 5 bytes" in done

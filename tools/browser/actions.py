@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -186,6 +187,33 @@ async def wait(engine: BrowserEngine, session: BrowserSession, args: Args) -> st
     return await after(engine, session, tab, done, args)
 
 
+async def upload(engine: BrowserEngine, session: BrowserSession, args: Args) -> str:
+    """Put files from this chat's inbox into the file input `ref` names."""
+    names = [str(p) for p in args.get("paths") or []]
+    if not names:
+        raise PageError("upload needs paths: files this chat sent (they are in its inbox)")
+    files = [inbox_file(session, name) for name in names]
+    tab, locator = resolve_ref(engine, session, str(args.get("ref") or ""))
+    await locator.set_input_files([str(f) for f in files])
+    done = f"Chose {', '.join(f.name for f in files)} in {args.get('ref')}"
+    return await after(engine, session, tab, done, args)
+
+
+def inbox_file(session: BrowserSession, name: str) -> Path:
+    """A file inside this chat's inbox (symlinks resolved first), or PageError."""
+    root = session.upload_root
+    if root is None:
+        raise PageError("uploads are not available here")
+    candidate = Path(name).expanduser()
+    path = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if not path.is_relative_to(root.resolve()) or not path.is_file():
+        raise PageError(
+            f"{name} is not a file in this chat's inbox ({root}); only files the user sent "
+            "in this chat can be uploaded"
+        )
+    return path
+
+
 async def read_text(engine: BrowserEngine, session: BrowserSession, args: Args) -> str:
     """The visible text of the page, or of the element `ref` names."""
     if args.get("ref"):
@@ -230,5 +258,6 @@ ACTIONS: dict[str, Action] = {
     "scroll": scroll,
     "wait": wait,
     "read_text": read_text,
+    "upload": upload,
     "screenshot": screenshot,
 }

@@ -59,6 +59,7 @@ class BrowserSession:
         self._next_id = 1
         self._notes: deque[str] = deque(maxlen=20)
         self._pending: set[asyncio.Task[None]] = set()
+        self.upload_root: Path | None = None  # this chat's inbox, set at every tool call
         self._opening = 0  # our own new_page() calls: their "page" events are not popups
         context.on("page", self._adopt)
 
@@ -143,7 +144,7 @@ class BrowserSession:
         self.note(f"a {dialog.type} dialog was dismissed: {text!r}")
 
     def _file_chooser(self, chooser: FileChooser) -> None:
-        self.note("the page asked for a file to upload; uploads are not available")
+        self.note("the page opened a file chooser; use action=upload with the file input's ref")
 
     def _download(self, download: Download) -> None:
         self.note(f"a download was refused (downloads are off): {download.suggested_filename!r}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from abc import abstractmethod
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -16,6 +18,7 @@ from tools.browser.session import BrowserSession, TabLimit
 from tools.browser.urls import UrlRefused, check_url
 from tools.runtime import ToolRuntime
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_\-]+")  # as larkbot.lark.media_in names inbox folders
 BROWSER_INTERFACES = frozenset({"cli", "web", "lark"})
 
 
@@ -57,7 +60,13 @@ class BrowserTool(BaseTool):
         """This caller's session browser, with its rights applied."""
         session = await self.engine.session(ctx.session_id)
         session.allow_private = self.allow_private(ctx)
+        session.upload_root = self.inbox(ctx)
         return session
+
+    def inbox(self, ctx: RequestContext) -> Path:
+        """This chat's inbox (where Lark saves what users send): the only source of uploads."""
+        chat = _UNSAFE.sub("_", ctx.chat_id) or "chat"
+        return self._rt.live.get().home / "inbox" / chat
 
     async def run(self, **kwargs: Any) -> str | ToolResult:
         """Run for the current request's caller; every failure becomes an error result."""

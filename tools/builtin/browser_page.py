@@ -13,7 +13,7 @@ from tools.browser.tooling import BrowserTool, shared_engine
 from tools.browser.urls import origin_of
 from tools.runtime import ToolRuntime
 
-ACTING = frozenset({"click", "type", "select", "press"})
+ACTING = frozenset({"click", "type", "select", "press", "upload"})
 
 
 class BrowserPageTool(BrowserTool):
@@ -27,7 +27,8 @@ class BrowserPageTool(BrowserTool):
         "type(ref, text, submit?), select(ref, values), press(key, ref?) act on an element by ref "
         "(element: a short description such as 'Submit order button'); scroll(dy), "
         "wait(text | seconds ≤ 30), back; find(text) lists matching elements; read_text(ref?) "
-        "returns visible text; screenshot(full_page?) sends the user an image. Acting actions "
+        "returns visible text; screenshot(full_page?) sends the user an image; upload(ref, paths) "
+        "puts files the user sent in this chat into a file input. Acting actions "
         "return the url and a fresh snapshot: only refs of the latest snapshot work."
     )
     parameters = {  # noqa: RUF012
@@ -46,6 +47,12 @@ class BrowserPageTool(BrowserTool):
             "interactive_only": {"type": "boolean", "description": "snapshot: flat list"},
             "depth": {"type": "integer", "minimum": 1, "maximum": 50},
             "full_page": {"type": "boolean", "description": "screenshot: the whole page"},
+            "paths": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": 10,
+                "description": "upload: files this chat sent (from its inbox)",
+            },
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -90,7 +97,14 @@ class BrowserPageTool(BrowserTool):
             return f"Type {typed!r} into {element} on {site}{submit}"
         if action == "select":
             return f"Select {kwargs.get('values')} in {element} on {site}"
+        if action == "upload":
+            names = ", ".join(str(p) for p in kwargs.get("paths") or [])
+            return f"Upload {names} through {element} on {site}"
         return f"Press {kwargs.get('key')} on {element} on {site}"
+
+    def consent_always(self, **kwargs: Any) -> bool:
+        """Uploading the user's files to a site is asked every time."""
+        return kwargs.get("action") == "upload"
 
     def consent_scope(self, **kwargs: Any) -> str:
         """The page's origin: a grant covers acting on that site for the session."""

@@ -22,7 +22,8 @@ async def tab_list(session: BrowserSession) -> str:
         mark = "*" if tab.id == session.current else " "
         title = (await title_of(tab))[:80]
         lines.append(f"{mark} {tab.id}  {tab.page.url}  {title!r}")
-    return "Tabs (* = current):\n" + "\n".join(lines)
+    notes = [f"Note: {n}" for n in session.take_notes()]
+    return "\n".join(["Tabs (* = current):", *lines, *notes])
 
 
 class BrowserTabTool(BrowserTool):
