@@ -19,7 +19,7 @@ from typing import Any
 from playwright.async_api import async_playwright
 
 from larkbot.config import LiveSettings, parse_settings
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from tests.browser_site import Sites, start_sites
 from tools.browser.engine import BrowserEngine
 from tools.browser.launch import LAUNCH_ARGS, find_executable, sandboxed
@@ -62,19 +62,18 @@ async def _ours(sites: Sites) -> dict[str, float]:
         base = browser_pss_bytes()
         started = time.perf_counter()
         for i in range(CONTEXTS):
-            token = current_context.set(RequestContext("web", session_id=f"bench-{i}"))
-            await tool.run(action="navigate", url=sites.base + "/")
-            current_context.reset(token)
+            ctx = RequestContext.local_owner(f"bench-{i}", "web")
+            await tool.invoke(ctx, {"action": "navigate", "url": sites.base + "/"})
         figures["context"] = (time.perf_counter() - started) * 1000 / CONTEXTS
         figures["memory"] = (browser_pss_bytes() - base) / CONTEXTS / 2**20
-        current_context.set(RequestContext("web", session_id="bench-0"))
-        figures["snapshot"] = await _median_ms(lambda: tool.run(action="snapshot"))
+        first = RequestContext.local_owner("bench-0", "web")
+        figures["snapshot"] = await _median_ms(lambda: tool.invoke(first, {"action": "snapshot"}))
 
         async def click() -> None:
-            snap = str(await tool.run(action="snapshot"))
+            snap = str(await tool.invoke(first, {"action": "snapshot"}))
             ref = _button_ref(snap)
             started = time.perf_counter()
-            await tool.run(action="click", ref=ref, element="Place order")
+            await tool.invoke(first, {"action": "click", "ref": ref, "element": "Place order"})
             clicks.append((time.perf_counter() - started) * 1000)
 
         clicks: list[float] = []

@@ -5,12 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larkbot.access import AllowAll
 from larkbot.config_sections import BrowserConfig
-from larkbot.consent import ConsentDecision, ConsentRequest, ConsentStore
 from larkbot.context import RequestContext
-from larkbot.gate import CallGate, Verdict
-from larkbot.providers.base import ToolCall
+from larkbot.policy import Allow, Ask, Policy
 from tests.browser_site import start_sites
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
@@ -49,17 +46,6 @@ async def test_non_owner_in_lark_never_gets_a_browser_tool(
         assert tool_names(fake_llm.requests[2]) >= BROWSER_TOOLS  # owners do get them
 
 
-class Recorder:
-    """A consent provider that says yes and records what it was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[ConsentRequest] = []
-
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        self.asked.append(request)
-        return ConsentDecision(True, "yes")
-
-
 async def test_consent_is_asked_once_per_page_origin() -> None:
     engine = BrowserEngine(BrowserConfig)  # never started: consent is decided before any run
     tool = BrowserPageTool(None, engine)  # type: ignore[arg-type]
@@ -71,25 +57,47 @@ async def test_consent_is_asked_once_per_page_origin() -> None:
     for number, url in enumerate(pages, 1):
         labels = {"e5": 'button "Submit order"', "e6": 'textbox "Card number"'}
         engine.remember_snapshot(number, SnapshotOwner("s1", "t1", url, labels))
-    recorder, grants = Recorder(), ConsentStore()
-    gate = CallGate(lambda name: tool, lambda ctx: [tool], AllowAll(), recorder, grants)
-    ctx = RequestContext("cli", session_id="s1")
+    policy, ctx = Policy(dict), RequestContext.local_owner("s1", "cli")
+    asked: list[Ask] = []
 
-    async def check(**args: Any) -> Verdict:
-        verdict = None
-        async for item in gate.check(ToolCall("c1", "browser_page", args), ctx):
-            if isinstance(item, Verdict):
-                verdict = item
-        assert verdict is not None and verdict.tool is tool
-        return verdict
+    def run(**args: Any) -> None:
+        decision = policy.decide(tool, args, ctx)
+        if isinstance(decision, Ask):
+            asked.append(decision)
+            policy.remember(ctx, decision)  # the owner answers "yes for this session"
+        else:
+            assert isinstance(decision, Allow), decision
 
-    await check(action="click", ref="s1e5", element="the order button")
-    await check(action="type", ref="s2e6", text="4111")  # same origin: already granted
-    await check(action="click", ref="s3e5", element="Submit")  # another origin: asked again
-    await check(action="snapshot")  # reading is never asked
-    assert [r.scope for r in recorder.asked] == ["https://shop.example.com", "https://bank.example"]
-    first = recorder.asked[0].description
-    assert first == 'Click button "Submit order" (the order button) on https://shop.example.com'
+    run(action="click", ref="s1e5", element="the order button")
+    run(action="type", ref="s2e6", text="4111")  # same origin: already granted
+    run(action="click", ref="s3e5", element="Submit")  # another origin: asked again
+    run(action="snapshot")  # reading is never asked
+    assert [a.scope for a in asked] == ["https://shop.example.com", "https://bank.example"]
+    assert asked[0].prompt == (
+        'Click button "Submit order" (the order button) on https://shop.example.com'
+    )
+    run(action="upload", ref="s1e5", paths=["a.pdf"])  # uploads: asked every time
+    run(action="upload", ref="s1e5", paths=["a.pdf"])
+    assert [a.always for a in asked[2:]] == [True, True]
+
+
+def test_a_page_read_does_not_ask_each_step_but_other_untrusted_text_does() -> None:
+    engine = BrowserEngine(BrowserConfig)
+    tool = BrowserPageTool(None, engine)  # type: ignore[arg-type]
+    engine.remember_snapshot(1, SnapshotOwner("s1", "t1", "https://shop.example.com/", {}))
+    policy = Policy(dict)
+    read_page = RequestContext.local_owner("s1", "lark").with_untrusted(
+        "browser_page https://shop.example.com/ (output not written by the owner)"
+    )
+    click = {"action": "click", "ref": "s1e5", "element": "Buy"}
+    assert isinstance(policy.decide(tool, click, read_page), Allow)  # the owner's message
+    other = read_page.with_untrusted("lark_read_messages oc_1 (output not written by the owner)")
+    asked = policy.decide(tool, click, other)
+    assert isinstance(asked, Ask) and asked.always and asked.sources == (
+        "lark_read_messages oc_1 (output not written by the owner)",
+    )
+    assert isinstance(policy.decide(tool, {"action": "snapshot"}, other), Allow)  # reading
+    assert isinstance(policy.decide(tool, {"action": "navigate", "url": "https://a.b"}, other), Ask)
 
 
 async def test_doctor_launches_the_browser_or_says_how_to_install_it(home: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from larkbot.config import LiveSettings, parse_settings
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.storage.db import Database
 from tests.browser_site import Sites, site_connector, site_resolver, start_sites
 from tools.base import BaseTool, ToolResult
@@ -68,14 +68,10 @@ class Browser:
         self.page = BrowserPageTool(rt, engine)
         self.tab = BrowserTabTool(rt, engine)
         self.session = BrowserSessionTool(rt, engine)
-        self.ctx = RequestContext("web", session_id=session)
+        self.ctx = RequestContext.local_owner(session, "web")
 
     async def call(self, tool: BaseTool, **args: Any) -> ToolResult:
-        token = current_context.set(self.ctx)
-        try:
-            raw = await tool.run(**args)
-        finally:
-            current_context.reset(token)
+        raw = await tool.invoke(self.ctx, args)
         return raw if isinstance(raw, ToolResult) else ToolResult(raw)
 
     async def do(self, action: str, **args: Any) -> str:
@@ -181,7 +177,7 @@ async def test_js_rendered_text_the_browser_sees_and_web_fetch_does_not(
     browser: Browser, sites: Sites, tmp_path: Path
 ) -> None:
     rt = runtime(tmp_path, browser.page.engine, True)
-    fetched = await WebFetchTool(rt).run(url=sites.base + "/js")
+    fetched = await WebFetchTool(rt).invoke(browser.ctx, {"url": sites.base + "/js"})
     assert "Loading" in str(fetched) and "JS-ONLY-TEXT-8842" not in str(fetched)
     await browser.do("navigate", url=sites.base + "/js")
     waited = await browser.do("wait", text="JS-ONLY-TEXT-8842", seconds=5)
@@ -244,7 +240,7 @@ async def test_upload_only_from_this_chats_inbox(
     home: Path, tmp_path: Path, engine: BrowserEngine, sites: Sites
 ) -> None:
     b = Browser(runtime(tmp_path, engine, True), engine, "upload")
-    b.ctx = RequestContext("lark", session_id="upload", sender_id="ou_owner", chat_id="oc_up")
+    b.ctx = RequestContext("lark", "upload", sender_id="ou_owner", is_owner=True, chat_id="oc_up")
     sent = home / "inbox" / "oc_up" / "om_1" / "report.txt"
     sent.parent.mkdir(parents=True)
     sent.write_text("hello")

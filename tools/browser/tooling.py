@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-from abc import abstractmethod
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from larkbot.context import RequestContext, get_context
-from tools.base import BaseTool, ToolResult
+from larkbot.context import RequestContext
+from tools.base import ContextTool, ToolResult
 from tools.browser.engine import BrowserEngine, SessionsFull
 from tools.browser.launch import BrowserMissing
 from tools.browser.pages import PageError
@@ -20,6 +19,10 @@ from tools.runtime import ToolRuntime
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_\-]+")  # as larkbot.lark.media_in names inbox folders
 BROWSER_INTERFACES = frozenset({"cli", "web", "lark"})
+# Tools whose untrusted output is a web page. A page the turn read does not make every later
+# browser step need an approval (the per-origin consent covers acting on a site, as in the
+# leading browser agents); other untrusted text (another sender, an MCP result) still does.
+WEB_PAGE_TOOLS = frozenset({"browser_session", "browser_tab", "browser_page", "web_fetch"})
 
 
 def shared_engine(rt: ToolRuntime) -> BrowserEngine:
@@ -31,11 +34,18 @@ def shared_engine(rt: ToolRuntime) -> BrowserEngine:
     return engine
 
 
-class BrowserTool(BaseTool):
-    """Base of the browser tools: a side effect (a context holds the owner's logins)."""
+class BrowserTool(ContextTool):
+    """Base of the browser tools: a side effect (a context holds the owner's logins).
+
+    Their output is page text strangers wrote (`untrusted_output`): under the policy, later
+    side effects of other tools in the same turn need the owner's explicit approval.
+    """
+
+    reading_actions: frozenset[str] = frozenset()  # actions that change nothing anywhere
 
     side_effect = True
     private_data = True
+    untrusted_output = True
     no_compress = True  # snapshots are indented trees; they are capped by the tools themselves
     interfaces = BROWSER_INTERFACES
     timeout = 90.0
@@ -68,20 +78,21 @@ class BrowserTool(BaseTool):
         chat = _UNSAFE.sub("_", ctx.chat_id) or "chat"
         return self._rt.live.get().home / "inbox" / chat
 
-    async def run(self, **kwargs: Any) -> str | ToolResult:
-        """Run for the current request's caller; every failure becomes an error result."""
-        ctx = get_context()
+    def untrusted_bar(self, untrusted: tuple[str, ...], **kwargs: Any) -> tuple[str, ...]:
+        """Reading never needs approval; acting does after untrusted text that is not a page."""
+        if kwargs.get("action") in self.reading_actions:
+            return ()
+        return tuple(s for s in untrusted if s.split(" ", 1)[0] not in WEB_PAGE_TOOLS)
+
+    async def invoke(self, ctx: RequestContext, arguments: dict[str, Any]) -> str | ToolResult:
+        """Run for the call's caller; every browser failure becomes an error result."""
         try:
-            return await self.run_with(ctx, **kwargs)
+            return await self.run_with(ctx, **arguments)
         except (PageError, TabLimit, SessionsFull, BrowserMissing) as err:
             return ToolResult(f"Error: {err}", is_error=True)
         except PlaywrightError as err:
             first = str(err).splitlines()[0][:400]
             return ToolResult(f"Error: {self.name} failed: {first}", is_error=True)
-
-    @abstractmethod
-    async def run_with(self, ctx: RequestContext, **kwargs: Any) -> str | ToolResult:
-        """Do the work for the caller described by `ctx`."""
 
     async def aclose(self) -> None:
         """Close the browser on shutdown (the engine's close is idempotent)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from larkbot.context import RequestContext
+from larkbot.policy.grants import origin_scope
 from tools.base import BaseTool, ToolResult
 from tools.browser.actions import ACTIONS
 from tools.browser.pages import describe_owner
@@ -14,12 +15,14 @@ from tools.browser.urls import origin_of
 from tools.runtime import ToolRuntime
 
 ACTING = frozenset({"click", "type", "select", "press", "upload"})
+READING = frozenset({"snapshot", "find", "read_text", "screenshot", "wait", "scroll"})
 
 
 class BrowserPageTool(BrowserTool):
     """browser_page: navigate, snapshot, find, click, type, select, press, scroll, wait, read."""
 
     name = "browser_page"
+    reading_actions = READING
     description = (
         "Drive a real Chromium tab (JavaScript pages, clicking, forms, logged-in sites; use "
         "web_fetch for plain pages). navigate(url) opens a page; snapshot(interactive_only?, "
@@ -110,7 +113,7 @@ class BrowserPageTool(BrowserTool):
         """The page's origin: a grant covers acting on that site for the session."""
         parsed = parse_ref(str(kwargs.get("ref") or ""))
         owner = self.engine.snapshot_owner(parsed[0]) if parsed else None
-        return origin_of(owner.url) if owner else f"{self.name}:{kwargs.get('action')}"
+        return origin_scope(owner.url) if owner else f"{self.name}:{kwargs.get('action')}"
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:

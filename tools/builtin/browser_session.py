@@ -16,6 +16,7 @@ class BrowserSessionTool(BrowserTool):
     """browser_session: this session's browser context (separate cookies and storage)."""
 
     name = "browser_session"
+    reading_actions = frozenset({"status", "start"})
     description = (
         "This chat's browser: start opens it (navigate also does), status lists its tabs, stop "
         "closes it and forgets its cookies and logins. It closes by itself when unused."

@@ -30,6 +30,7 @@ class BrowserTabTool(BrowserTool):
     """browser_tab: the session's tabs; ids are stable and never reused."""
 
     name = "browser_tab"
+    reading_actions = frozenset({"list", "switch"})
     description = (
         "Manage browser tabs: list; open (url?) a new tab and make it current; switch (tab_id) "
         "to another tab; close (tab_id). Tab ids are t1, t2, … and are never reused."
