@@ -119,7 +119,7 @@ class App:
             view_factory=self._view,
             lark=lambda: self.settings.lark,
             inputs=inputs,
-            has_history=core.store.exists,
+            sessions=core.store,
         )
         for hook in self.on_start:
             await hook()
