@@ -93,8 +93,10 @@ def test_a_page_read_does_not_ask_each_step_but_other_untrusted_text_does() -> N
     assert isinstance(policy.decide(tool, click, read_page), Allow)  # the owner's message
     other = read_page.with_untrusted("lark_read_messages oc_1 (output not written by the owner)")
     asked = policy.decide(tool, click, other)
-    assert isinstance(asked, Ask) and asked.always and asked.sources == (
-        "lark_read_messages oc_1 (output not written by the owner)",
+    assert (
+        isinstance(asked, Ask)
+        and asked.always
+        and asked.sources == ("lark_read_messages oc_1 (output not written by the owner)",)
     )
     assert isinstance(policy.decide(tool, {"action": "snapshot"}, other), Allow)  # reading
     assert isinstance(policy.decide(tool, {"action": "navigate", "url": "https://a.b"}, other), Ask)
