@@ -78,6 +78,11 @@ function consentCard(value) {
   what.append(node("code", null, value.tool), document.createTextNode(" " + value.description));
   card.append(what);
   if (value.always) card.append(node("div", "consent-always", t("alwaysAsk")));
+  if (value.sources && value.sources.length) {  // untrusted text read this turn raised the bar
+    const list = node("ul", "consent-sources");
+    for (const source of value.sources) list.append(node("li", null, source));
+    card.append(node("div", "consent-sources-title", t("untrusted")), list);
+  }
   card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString()}`));
   const buttons = node("div", "consent-buttons");
   const choices = [["allow_once", t("allowOnce"), "primary"]];
