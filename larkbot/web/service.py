@@ -33,9 +33,7 @@ def new_session_id() -> str:
 
 def web_context(session_id: str) -> RequestContext:
     """The request context of a web turn: interface web, the owner."""
-    return RequestContext(
-        interface="web", session_id=session_id, sender_id=WEB_SENDER, is_owner=True
-    )
+    return RequestContext("web", session_id, sender_id=WEB_SENDER, is_owner=True)
 
 
 class WebService:
@@ -64,7 +62,7 @@ class WebService:
         signal = make_signal(core.db, self.app.settings.storage.redis_url)
         self.board = ConsentBoard(core.db, signal, cfg.consent_timeout_seconds)
         await self.board.init()
-        self.agent = core.agent(WebConsentProvider(self.board, self.runs), None, "web")
+        self.agent = core.agent(WebConsentProvider(self.board, self.runs), "web")
         log.info("web_ready", signal=type(signal).__name__)
 
     async def stop(self, drain_seconds: float) -> None:
