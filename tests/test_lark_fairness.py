@@ -1,7 +1,7 @@
 """Fairness: a flooding non-owner is limited with a clear reply and never delays an owner.
 
 The served test drives the real aiohttp app on 127.0.0.1 (signed events → FakeLLM → FakeLark):
-twelve non-owners flood the bot from their DMs while the model takes a second per turn; the
+twelve non-owners flood the bot from their DMs while the model takes two seconds per turn; the
 owner's DM, sent afterwards, must be answered within one such turn.
 """
 
@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from larkbot.config_sections import LimitsConfig
 from larkbot.lark.fairness import SenderLimits, TurnSlots
+from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.routing import Queued, enqueue_position
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import Served, message_event, settings_for
 
-FLOOD_TURN = 1.0  # seconds the model takes for each non-owner turn
+FLOOD_TURN = 2.0  # seconds the model takes for each non-owner turn
 
 
 def _last_user_text(body: dict[str, Any]) -> str:
@@ -162,3 +165,13 @@ async def test_a_cancelled_waiter_gives_its_place_back() -> None:
     assert slots.running == 0
     async with slots.hold(False):
         assert slots.running == 1
+
+
+async def test_an_owner_goes_ahead_of_waiting_non_owners_but_not_the_head() -> None:
+    def item(name: str, owner: bool) -> Queued:
+        return Queued(InboundMessage(name, "oc_g", "group", name, name), owner=owner)
+
+    queue = deque([item("running", False), item("owner1", True), item("other1", False)])
+    assert enqueue_position(queue, owner=True) == 2  # after the running head and owner1
+    assert enqueue_position(queue, owner=False) == 3
+    assert enqueue_position(deque([item("running", False)]), owner=True) == 1

@@ -43,6 +43,9 @@ class SenderLimits:
         """Record one more turn for `sender` in `chat`, or say (for the user) why it is refused."""
         cfg, now = self.config(), self.clock()
         you, here = f"sender:{sender}", f"chat:{chat}"
+        if len(self._recent) > 4096:  # forget senders and chats quiet for a minute
+            for key in list(self._recent):
+                self._rate(key, now)
         if self.queued[you] >= cfg.queued_per_sender:
             return (
                 f"I am still working on your earlier messages ({self.queued[you]} waiting). "
