@@ -6,7 +6,8 @@ import asyncio
 import contextvars
 import time
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from larkbot.access import AllowAll, ToolAccess
@@ -20,12 +21,14 @@ from larkbot.events import (
     ErrorEvent,
     FinalAnswer,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     UiPayload,
 )
 from larkbot.find_tools import FindToolsTool
 from larkbot.gate import CallGate, Verdict
+from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.logs import get_logger
 from larkbot.privacy import hide_private_results
 from larkbot.prompt import build_system_prompt, detect_language
@@ -33,11 +36,15 @@ from larkbot.providers.base import (
     ChatProvider,
     Completion,
     Message,
+    ReasoningChunk,
     TextChunk,
     ToolCall,
     new_call_id,
 )
+from larkbot.providers.capabilities import shows_thinking
+from larkbot.providers.wire import REASONING_KEY, Wire
 from larkbot.storage.sessions import SessionStore
+from larkbot.usage import Usage, UsageStore
 from tools.base import BaseTool, ToolResult
 from tools.executor import ToolExecutor
 from tools.registry import ToolRegistry
@@ -60,8 +67,11 @@ class Agent:
         *,
         executor: ToolExecutor | None = None,
         grants: ConsentStore | None = None,
+        usage: UsageStore | None = None,
     ) -> None:
         self.provider = provider
+        self.usage = usage
+        self.budget = HistoryBudget(provider, store)
         self.registry = registry
         self.store = store
         self.consent = consent
@@ -165,12 +175,20 @@ class Agent:
         settings = self.settings
         if self._own_executor:  # follow a hot-reloaded tools.timeout_seconds
             self.executor.default_timeout = settings.tools.timeout_seconds
-        history = await self.store.load(session_id, settings.agent.history_max_chars)
+        budget = history_budget(
+            settings.agent.history_max_tokens, Wire.for_config(settings.llm).context_tokens
+        )
+        # ~3.3 characters per token (the estimate's ratio): read enough rows to fill the budget
+        load_chars = max(settings.agent.history_max_chars, budget * 4)
+        history = await self.store.load(session_id, load_chars)
+        note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
         user_msg: Message = {"role": "user", "content": user_input}
         prompt = build_system_prompt(settings, ctx, user_input, fast=settings.agent.fast_path)
-        system: Message = {"role": "system", "content": prompt}
+        system = with_summary({"role": "system", "content": prompt}, note)
+        thinking_shown = shows_thinking(settings.llm, ctx)
+        used, answered_by = Usage(), settings.llm.model
         turn: list[Message] = [user_msg]
         # The turn is written in one transaction when it ends, fails or is cancelled (so the
         # user's message is kept even when the model fails): one write per turn, not per round.
@@ -184,14 +202,20 @@ class Agent:
                 async for item in self._ask_model([system, *history, *turn], tools):
                     if isinstance(item, Completion):
                         completion = item
-                    else:
+                    elif not isinstance(item, ThinkingDelta) or thinking_shown:
                         yield item
                 assert completion is not None
+                used.add(Usage.from_wire(completion.usage))
+                answered_by = completion.model or answered_by
                 if completion.text:
                     texts.append(completion.text)
                 calls = _unique_ids(completion.tool_calls)
                 if not calls:
-                    unsaved.append({"role": "assistant", "content": completion.text})
+                    unsaved.append(
+                        _with_reasoning(
+                            {"role": "assistant", "content": completion.text}, completion
+                        )
+                    )
                     await self._save(session_id, unsaved)
                     yield FinalAnswer(completion.text, ui)
                     return
@@ -200,7 +224,7 @@ class Agent:
                     if isinstance(event, UiPayload):
                         ui.append(event.ui)
                     yield event
-                round_msgs = _tool_round(completion.text, calls, results)
+                round_msgs = _tool_round(completion, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
             note = _max_steps_note(settings.agent.max_steps, user_input)
@@ -211,6 +235,25 @@ class Agent:
         finally:
             if unsaved:  # a failed or cancelled turn keeps its message and finished tool rounds
                 await self._save(session_id, unsaved)
+            await self._record_usage(session_id, answered_by, used)
+
+    def _redactor(self, ctx: RequestContext) -> Callable[[list[Message]], list[Message]]:
+        """What the summariser may read: in a group (or for others) no private tool results."""
+        if ctx.is_owner and ctx.chat_type != "group":
+            return lambda messages: messages
+        public = replace(ctx, is_owner=False, sender_id="")
+        return lambda messages: hide_private_results(
+            messages, lambda name: self._may_see(name, public)
+        )
+
+    async def _record_usage(self, session_id: str, model: str, used: Usage) -> None:
+        """Store the turn's tokens; accounting never fails a turn."""
+        if self.usage is None:
+            return
+        try:
+            await self.usage.record(session_id, model, used)
+        except Exception:
+            log.warning("usage_record_failed", session=session_id, exc_info=True)
 
     async def _save(self, session_id: str, unsaved: list[Message]) -> None:
         """Append and forget the unsaved messages."""
@@ -220,9 +263,11 @@ class Agent:
 
     async def _ask_model(
         self, messages: list[Message], tools: list[dict[str, Any]]
-    ) -> AsyncIterator[TextDelta | Completion]:
+    ) -> AsyncIterator[TextDelta | ThinkingDelta | Completion]:
         if not self.settings.llm.stream:
             done = await self.provider.complete(messages, tools or None)
+            if done.reasoning:
+                yield ThinkingDelta(done.reasoning)
             if done.text:
                 yield TextDelta(done.text)
             yield done
@@ -230,6 +275,8 @@ class Agent:
         async for event in self.provider.stream(messages, tools or None):
             if isinstance(event, TextChunk):
                 yield TextDelta(event.text)
+            elif isinstance(event, ReasoningChunk):
+                yield ThinkingDelta(event.text)
             elif isinstance(event, Completion):
                 yield event
 
@@ -280,15 +327,23 @@ class Agent:
                 task.cancel()
 
 
+def _with_reasoning(message: Message, completion: Completion) -> Message:
+    """Keep the chain of thought on the stored message (the provider decides if it goes back)."""
+    if completion.reasoning:
+        message[REASONING_KEY] = completion.reasoning
+    return message
+
+
 def _tool_round(
-    text: str, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+    completion: Completion, calls: Sequence[ToolCall], results: dict[str, ToolResult]
 ) -> list[Message]:
     """The assistant's tool-call message followed by one result message per call."""
     assistant: Message = {
         "role": "assistant",
-        "content": text or None,
+        "content": completion.text or None,
         "tool_calls": [c.to_wire() for c in calls],
     }
+    _with_reasoning(assistant, completion)
     return [
         assistant,
         *({"role": "tool", "tool_call_id": c.id, "content": results[c.id].content} for c in calls),

@@ -1,4 +1,4 @@
-"""Chat commands answered without the model: /new, /whoami, /help, /claim <code>."""
+"""Chat commands answered without the model: /new, /whoami, /help, /claim <code>, /status."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ Commands:
 /new: start a fresh conversation (forgets this chat's history and approvals)
 /whoami: show your open_id and whether you own this bot
 /help: this message
-/claim <code>: become the owner with the pairing code from the server log (DM only, once)"""
+/claim <code>: become the owner with the pairing code from the server log (DM only, once)
+/status: the model, its fallbacks and token usage (owners only)"""
 
-COMMANDS = frozenset({"/new", "/whoami", "/help", "/claim"})
+COMMANDS = frozenset({"/new", "/whoami", "/help", "/claim", "/status"})
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -27,9 +28,15 @@ def parse_command(text: str) -> tuple[str, str] | None:
 class Commands:
     """Runs a parsed command and returns the text to reply."""
 
-    def __init__(self, owners: Owners, reset: Callable[[str], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        owners: Owners,
+        reset: Callable[[str], Awaitable[None]],
+        status: Callable[[str], Awaitable[str]] | None = None,
+    ) -> None:
         self.owners = owners
         self.reset = reset  # Agent.reset: history, consent grants, activated tools
+        self.status = status  # model_status.status_text for a session
 
     async def run(self, name: str, arg: str, msg: InboundMessage, session_id: str) -> str:
         """Execute `name` for the sender of `msg` in `session_id`."""
@@ -45,4 +52,10 @@ class Commands:
                 return "Usage: /claim <code> (the pairing code is in the server log)."
             result = await self.owners.claim(msg.sender_open_id, arg, msg.is_dm)
             return result.message
+        if name == "/status":
+            if not await self.owners.check(msg.sender_open_id):
+                return "Only an owner of this bot may see /status."
+            if self.status is None:
+                return "Status is not available here."
+            return await self.status(session_id)
         return HELP
