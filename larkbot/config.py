@@ -49,6 +49,8 @@ class LarkConfig(Section):
     turn_timeout_seconds: float = Field(600.0, gt=0)
     approval_timeout_seconds: float = Field(300.0, gt=0)
     replay_window_seconds: int = Field(300, ge=1)
+    max_download_bytes: int = Field(30 * 1024 * 1024, gt=0)  # images/files users send
+    topic_follow_up: bool = True  # in a topic the bot answered in, no new @ needed
 
     @property
     def configured(self) -> bool:
@@ -83,6 +85,7 @@ class LLMConfig(Section):
     context_tokens: int = Field(0, ge=0)  # 0: the model's window from the profile table
     fallbacks: list[FallbackConfig] = Field(default_factory=list)
     prices: dict[str, PriceConfig] = Field(default_factory=dict)  # model -> price per 1M tokens
+    transcription_model: str = ""  # e.g. whisper-1: voice messages via /audio/transcriptions
 
 
 class StorageConfig(Section):
