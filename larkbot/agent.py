@@ -45,6 +45,7 @@ from larkbot.providers.base import (
 from larkbot.providers.capabilities import sees_images, shows_thinking
 from larkbot.providers.wire import REASONING_KEY, Wire
 from larkbot.storage.sessions import SessionStore
+from larkbot.tool_images import with_round_images
 from larkbot.usage import Usage, UsageStore
 from tools.base import BaseTool, ToolResult
 from tools.executor import ToolExecutor
@@ -233,6 +234,9 @@ class Agent:
                 round_msgs = _tool_round(completion, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
+                if any(r.attachments for r in results.values()):  # images: this turn only
+                    named = [(c.name, results[c.id]) for c in calls]
+                    turn = await asyncio.to_thread(with_round_images, turn, named, settings)
             note = _max_steps_note(settings.agent.max_steps, user_text)
             unsaved.append({"role": "assistant", "content": note})
             await self._save(session_id, unsaved)
