@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from larkbot.access import AllowAll, ToolAccess
 from larkbot.config import LiveSettings, Settings
-from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.consent import ConsentProvider
 from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, text_of
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.errors import ProviderError
 from larkbot.events import (
     AgentEvent,
@@ -28,10 +26,10 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.find_tools import FindToolsTool
-from larkbot.gate import CallGate, Verdict
 from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.logs import get_logger
-from larkbot.privacy import hide_private_results
+from larkbot.policy import Allow, AuditSink, Policy, ToolGate, Verdict
+from larkbot.policy.redact import hide_private_results
 from larkbot.prompt import build_system_prompt, detect_language
 from larkbot.providers.base import (
     ChatProvider,
@@ -40,15 +38,15 @@ from larkbot.providers.base import (
     ReasoningChunk,
     TextChunk,
     ToolCall,
-    new_call_id,
 )
 from larkbot.providers.capabilities import sees_images, shows_thinking
-from larkbot.providers.wire import REASONING_KEY, Wire
+from larkbot.providers.wire import Wire
 from larkbot.storage.sessions import SessionStore
 from larkbot.tool_images import with_round_images
+from larkbot.tool_round import tool_round, unique_ids, with_reasoning
 from larkbot.usage import Usage, UsageStore
 from tools.base import BaseTool, ToolResult
-from tools.executor import ToolExecutor
+from tools.executor import ToolExecutor, error_result
 from tools.registry import ToolRegistry
 
 log = get_logger(__name__)
@@ -63,12 +61,12 @@ class Agent:
         registry: ToolRegistry,
         store: SessionStore,
         consent: ConsentProvider,
-        access: ToolAccess | None,
+        policy: Policy,
         settings: Settings | LiveSettings,
         interface: str = "cli",
         *,
         executor: ToolExecutor | None = None,
-        grants: ConsentStore | None = None,
+        audit: AuditSink | None = None,
         usage: UsageStore | None = None,
     ) -> None:
         self.provider = provider
@@ -77,17 +75,16 @@ class Agent:
         self.registry = registry
         self.store = store
         self.consent = consent
-        self.access: ToolAccess = access or AllowAll()
+        self.policy = policy
         self._live = settings if isinstance(settings, LiveSettings) else None
         self._static = settings if isinstance(settings, Settings) else None
         self.interface = interface
         self._own_executor = executor is None
         self.executor = executor or ToolExecutor(registry, self.settings.tools.timeout_seconds)
-        self.grants = grants or ConsentStore()
         self.activated: dict[str, set[str]] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self.find_tools = FindToolsTool(self.available_tools, self._activate)
-        self.gate = CallGate(self._lookup, self.available_tools, self.access, consent, self.grants)
+        self.gate = ToolGate(policy, self._lookup, self.available_tools, consent, audit)
 
     @property
     def settings(self) -> Settings:
@@ -112,13 +109,24 @@ class Agent:
     def _may_see(self, name: str, ctx: RequestContext) -> bool:
         """Whether this sender may see results of tool `name` (unknown tools: no)."""
         tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
-        return tool is not None and self.access.refusal(tool, ctx) is None
+        return tool is not None and isinstance(self.policy.access(tool, ctx), Allow)
+
+    def _untrusted_sources(
+        self, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+    ) -> list[str]:
+        """Labels of this round's results that hold text no owner wrote."""
+        sources = []
+        for call in calls:
+            tool = self._lookup(call.name)
+            if tool is not None and tool.untrusted_output and not results[call.id].is_error:
+                sources.append(untrusted_source(call))
+        return sources
 
     def available_tools(self, ctx: RequestContext) -> list[BaseTool]:
         """Every enabled tool of this interface the sender may see."""
         disabled = set(self.settings.tools.disabled)
         tools = [t for t in self.registry.for_interface(self.interface) if t.name not in disabled]
-        return self.access.visible(tools, ctx)
+        return self.policy.visible(tools, ctx)
 
     def _activate(self, session_id: str, names: list[str]) -> None:
         self.activated.setdefault(session_id, set()).update(names)
@@ -134,7 +142,7 @@ class Agent:
     async def reset(self, session_id: str) -> None:
         """Forget a session: its history, consent grants and activated tools."""
         await self.store.clear(session_id)
-        self.grants.clear_session_grants(session_id)
+        self.policy.grants.clear_session_grants(session_id)
         self.activated.pop(session_id, None)
 
     # -- the loop ----------------------------------------------------------------------------
@@ -216,10 +224,10 @@ class Agent:
                 answered_by = completion.model or answered_by
                 if completion.text:
                     texts.append(completion.text)
-                calls = _unique_ids(completion.tool_calls)
+                calls = unique_ids(completion.tool_calls)
                 if not calls:
                     unsaved.append(
-                        _with_reasoning(
+                        with_reasoning(
                             {"role": "assistant", "content": completion.text}, completion
                         )
                     )
@@ -231,7 +239,9 @@ class Agent:
                     if isinstance(event, UiPayload):
                         ui.append(event.ui)
                     yield event
-                round_msgs = _tool_round(completion, calls, results)
+                # what no owner wrote (a fetched page, others' messages) raises the bar from here on
+                ctx = ctx.with_untrusted(*self._untrusted_sources(calls, results))
+                round_msgs = tool_round(completion, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
                 if any(r.attachments for r in results.values()):  # images: this turn only
@@ -294,8 +304,6 @@ class Agent:
         self, calls: Sequence[ToolCall], ctx: RequestContext, results: dict[str, ToolResult]
     ) -> AsyncIterator[AgentEvent]:
         """Check calls one by one (consent questions are asked in order), then run them together."""
-        base = contextvars.copy_context()
-        base.run(current_context.set, ctx)
         approved: list[tuple[ToolCall, BaseTool]] = []
         for call in calls:
             verdict: Verdict | None = None
@@ -306,7 +314,7 @@ class Agent:
                     yield item
             assert verdict is not None
             if verdict.tool is None:
-                error = verdict.error or ToolResult("Error: refused", is_error=True)
+                error = error_result(verdict.refusal or "refused")
                 results[call.id] = error
                 yield ToolFinished(call.id, call.name, error.content, True, 0.0)
             else:
@@ -317,8 +325,7 @@ class Agent:
         tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
         for call, tool in approved:
             yield ToolStarted(call.id, call.name, call.arguments)
-            coro = self.executor.execute(call, tool)
-            tasks[asyncio.create_task(coro, context=base.copy())] = call
+            tasks[asyncio.create_task(self.executor.execute(call, ctx, tool))] = call
         try:
             pending: set[asyncio.Future[ToolResult]] = set(tasks)
             while pending:
@@ -337,13 +344,6 @@ class Agent:
                 task.cancel()
 
 
-def _with_reasoning(message: Message, completion: Completion) -> Message:
-    """Keep the chain of thought on the stored message (the provider decides if it goes back)."""
-    if completion.reasoning:
-        message[REASONING_KEY] = completion.reasoning
-    return message
-
-
 async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:
     """Stored image references inlined for a model that sees images (newest few), else notes."""
     if not any(isinstance(m.get("content"), list) for m in messages):
@@ -352,32 +352,10 @@ async def _with_images(messages: list[Message], settings: Settings) -> list[Mess
     return await asyncio.to_thread(materialize, messages, keep)
 
 
-def _tool_round(
-    completion: Completion, calls: Sequence[ToolCall], results: dict[str, ToolResult]
-) -> list[Message]:
-    """The assistant's tool-call message followed by one result message per call."""
-    assistant: Message = {
-        "role": "assistant",
-        "content": completion.text or None,
-        "tool_calls": [c.to_wire() for c in calls],
-    }
-    _with_reasoning(assistant, completion)
-    return [
-        assistant,
-        *({"role": "tool", "tool_call_id": c.id, "content": results[c.id].content} for c in calls),
-    ]
-
-
-def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
-    """Give calls that share an id (some providers reuse them) a fresh one."""
-    seen: set[str] = set()
-    out: list[ToolCall] = []
-    for call in calls:
-        if call.id in seen:
-            call = ToolCall(new_call_id(), call.name, call.arguments, call.parse_error)
-        seen.add(call.id)
-        out.append(call)
-    return out
+def untrusted_source(call: ToolCall) -> str:
+    """How a card names an untrusted result: the tool and what it was asked for."""
+    subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
+    return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
 
 
 def _max_steps_note(steps: int, user_input: str) -> str:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import httpx
 
 from larkbot import __version__
-from larkbot.access import ToolAccess
 from larkbot.agent import Agent
 from larkbot.config import LiveSettings, Settings
-from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.consent import ConsentProvider
 from larkbot.logs import get_logger
+from larkbot.policy import AuditSink, Policy
 from larkbot.providers.fallback import FallbackChain, build_provider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
@@ -56,15 +56,15 @@ class Core:
     provider: FallbackChain
     store: SessionStore
     usage: UsageStore
-    grants: ConsentStore = field(default_factory=ConsentStore)
+    policy: Policy
     owns_http: bool = True
     mcp: McpManager | None = None
 
     def agent(
         self,
         consent: ConsentProvider,
-        access: ToolAccess | None = None,
         interface: str | None = None,
+        audit: AuditSink | None = None,
     ) -> Agent:
         """An Agent for `interface` (default: the runtime's) sharing this core's parts."""
         return Agent(
@@ -72,10 +72,10 @@ class Core:
             self.registry,
             self.store,
             consent,
-            access,
+            self.policy,
             self.live,
             interface or self.runtime.interface,
-            grants=self.grants,
+            audit=audit,
             usage=self.usage,
         )
 
@@ -123,8 +123,19 @@ async def build_core(
             await client.aclose()
         raise
     provider = build_provider(settings.llm, client)
+    policy = Policy(lambda: live.get().owner.share)
     core = Core(
-        settings, live, db, client, rt, registry, provider, store, usage, owns_http=http is None
+        settings,
+        live,
+        db,
+        client,
+        rt,
+        registry,
+        provider,
+        store,
+        usage,
+        policy,
+        owns_http=http is None,
     )
     if mcp and settings.mcp.servers:
         # a server that fails to start is logged and retried in the background, never fatal

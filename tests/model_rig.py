@@ -12,6 +12,7 @@ from larkbot.agent import Agent
 from larkbot.config import Settings, parse_settings
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer, TextDelta, ThinkingDelta
+from larkbot.policy import Policy
 from larkbot.providers.fallback import FallbackChain
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
@@ -36,7 +37,7 @@ class ModelRig:
         self, text: str, session: str = "s1", ctx: RequestContext | None = None
     ) -> tuple[str, str, list[AgentEvent]]:
         """Run one turn: (answer, streamed text, every event); an ErrorEvent's text as answer."""
-        ctx = ctx or RequestContext(interface="cli", session_id=session)
+        ctx = ctx or RequestContext.local_owner(session)
         events = [e async for e in self.agent.stream_chat(session, text, ctx)]
         answer = ""
         for e in events:
@@ -75,5 +76,8 @@ async def model_rig(tmp: Path, llm: dict[str, Any], **agent: Any) -> ModelRig:
     registry.register(EchoTool())
     http = httpx.AsyncClient()
     chain = FallbackChain.from_config(settings.llm, http, backoff_base=0.01)
-    agent_obj = Agent(chain, registry, store, ScriptedConsent(), None, settings, "cli", usage=usage)
+    policy = Policy(lambda: {})
+    agent_obj = Agent(
+        chain, registry, store, ScriptedConsent(), policy, settings, "cli", usage=usage
+    )
     return ModelRig(settings, agent_obj, chain, store, usage, db, http)

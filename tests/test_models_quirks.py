@@ -178,7 +178,9 @@ async def test_qwen_thinking_panel_stays_out_of_groups(fake_llm: FakeLLM, tmp_pa
             "show_thinking": "dm",
         },
     )
-    group = RequestContext(interface="lark", session_id="g", chat_type="group")
+    group = RequestContext(
+        interface="lark", session_id="g", sender_id="ou_owner", is_owner=True, chat_type="group"
+    )
     try:
         answer, _, events = await rig.turn("hello", session="g", ctx=group)
     finally:

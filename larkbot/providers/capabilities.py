@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from larkbot import content_parts
 from larkbot.config import LLMConfig, Settings
-from larkbot.providers.wire import Wire
 
 
 class _Place(Protocol):
@@ -15,10 +15,8 @@ class _Place(Protocol):
 
 def sees_images(settings: Settings) -> bool:
     """Whether images go to the model as image parts (`llm.vision`; auto: the model table)."""
-    vision = settings.llm.vision
-    if isinstance(vision, bool):
-        return vision
-    return Wire.for_config(settings.llm).traits.vision
+    llm = settings.llm
+    return content_parts.sees_images(llm.model, llm.vision, llm.provider, llm.base_url)
 
 
 def shows_thinking(llm: LLMConfig, place: _Place) -> bool:
