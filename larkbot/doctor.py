@@ -145,6 +145,7 @@ CHECKS: list[Check | str] = [
     "larkbot.providers.probe:check_model",
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.scheduler.doctor:check_scheduler",
+    "tools.browser.doctor:check_browser",
     "larkbot.desktop:check_desktop",
 ]
 
