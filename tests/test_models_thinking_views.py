@@ -1,9 +1,12 @@
-"""The web page's thinking panel: AG-UI REASONING events where llm.show_thinking allows."""
+"""Thinking shown where llm.show_thinking allows: the web's REASONING span, the terminal's 💭."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from larkbot.chat import TerminalView
+from larkbot.events import FinalAnswer, TextDelta, ThinkingDelta
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
 from tests.web_harness import AUTH, kinds, sse_events, text_of, web_settings
@@ -40,3 +43,12 @@ async def test_no_reasoning_events_when_thinking_is_not_shown(
     events = await web_turn(home, fake_llm, "never")
     assert not [k for k in kinds(events) if k.startswith("REASONING")]
     assert text_of(events) == "Hello!"
+
+
+def test_terminal_prints_the_thought_apart_from_the_answer() -> None:
+    out = io.StringIO()
+    view = TerminalView(out)
+    for event in [ThinkingDelta("Two "), ThinkingDelta("steps.\nThen"), TextDelta("Answer")]:
+        view.show(event)
+    view.show(FinalAnswer("Answer"))
+    assert out.getvalue().splitlines() == ["  💭 Two steps.", "     Then", "Answer"]
