@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from larkbot.config import LarkConfig
-from larkbot.content_parts import Content
-from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, FinalAnswer
+from larkbot.events import FinalAnswer
 from larkbot.lark.inbound import InboundMessage
-
-
-class TurnAgent(Protocol):
-    """What the dispatcher needs of the agent: one streamed turn."""
-
-    def stream_chat(
-        self, session_id: str, user_input: Content, ctx: RequestContext
-    ) -> AsyncIterator[AgentEvent]: ...
 
 
 def session_id_for(msg: InboundMessage) -> str:
