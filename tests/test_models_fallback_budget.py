@@ -65,6 +65,26 @@ async def test_an_answer_broken_mid_stream_is_restarted_by_the_fallback(tmp_path
     assert len(primary.requests) == 1  # no retry once text was shown; the fallback starts over
 
 
+async def test_when_every_endpoint_fails_the_error_says_so(tmp_path: Path) -> None:
+    async with FakeLLM() as primary, FakeLLM() as backup:
+        primary.reply_error(503, "busy")
+        backup.reply_error(502, "bad gateway")
+        rig = await model_rig(
+            tmp_path,
+            {
+                "base_url": primary.base_url,
+                "model": "m",
+                "max_retries": 0,
+                "fallbacks": [{"base_url": backup.base_url, "model": "b"}],
+            },
+        )
+        try:
+            answer, _, _ = await rig.turn("hello")
+        finally:
+            await rig.close()
+    assert "HTTP 502" in answer and f"after 1 switch(es) from m@{primary.base_url}" in answer
+
+
 async def test_a_refusal_is_not_a_reason_to_switch(tmp_path: Path) -> None:
     async with FakeLLM() as primary, FakeLLM() as backup:
         primary.reply_error(400, "bad request body")
