@@ -66,6 +66,13 @@ FAMILIES: dict[str, list[str]] = {
         "doas rm build",
         "su -c 'id' root",
         "mystery-wrapper rm -rf build",
+        # options that hand a value to a shell
+        "rsync -e 'sh -c \"rm -rf ~\"' a b:c",
+        "rsync --rsync-path='rm -rf ~' a b:c",
+        "zip x.zip f -T -TT 'rm -rf ~ #'",
+        "less +'!rm -rf ~' notes.txt",
+        "man -P 'sh -c \"rm -rf ~\"' ls",
+        "tar -cf /dev/null f --checkpoint=1 --checkpoint-action=exec='rm -rf ~'",
     ],
     "shell features that turn data into code": [
         "trap -- 'rm -rf build' EXIT",
@@ -513,4 +520,9 @@ EVERYDAY: list[str] = [
     "sqlite3 app.db 'select count(*) from users'",
     "psql -c 'select 1'",
     "du -sh ~/.cache",
+    "man ls",
+    "man -P cat ls",
+    "less +G build.log",
+    "rsync -av -e ssh src/ host:dst/",
+    "rsync -a -e 'ssh -p 2222' src/ host:dst/",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from tools.builtin._shell_paths import BLOCK_DEVICE, DYN, is_computed, is_sensitive
+from tools.builtin._shell_paths import BLOCK_DEVICE, DYN, PSUB, is_computed, is_sensitive
 from tools.builtin._shell_rules import Ctx, check_argv, flags, rule
 
 
@@ -97,6 +97,25 @@ def _write_all(base: str, args: list[str], ctx: Ctx) -> str | None:
     return _first_write([o for o in f.operands if not _is_size(o)], ctx)
 
 
+def _rsync_shell(args: list[str], ctx: Ctx) -> str | None:
+    """rsync runs its `-e`/`--rsh` value as the remote shell: judge it as a command."""
+    for i, a in enumerate(args):
+        if a in ("-e", "--rsh") and i + 1 < len(args):
+            program = args[i + 1]
+        elif a.startswith(("--rsh=", "--rsync-path=")) or (a.startswith("-e") and len(a) > 2):
+            program = a.split("=", 1)[1] if a.startswith("--") else a[2:]
+        elif a == "--rsync-path" and i + 1 < len(args):
+            program = args[i + 1]
+        else:
+            continue
+        if DYN in program or PSUB in program:
+            return ctx.why("rsync remote shell computed at run time")
+        inner = ctx.sub(program)
+        if inner:
+            return inner
+    return None
+
+
 def _is_size(word: str) -> bool:
     return bool(re.fullmatch(r"[-+<>/%]?\d+[KMGTP]?B?", word))
 
@@ -106,6 +125,10 @@ def _copy(base: str, args: list[str], ctx: Ctx) -> str | None:
     f = flags(args)
     if base == "rsync" and any(x.startswith("--del") for x in f.longs):
         return ctx.why("rsync --delete removes files at the destination")
+    if base == "rsync":
+        reason = _rsync_shell(args, ctx)
+        if reason:
+            return reason
     every = base == "mv" or "t" in f.shorts or "--target-directory" in f.longs
     targets = f.operands if every else f.operands[-1:]
     local = [p for p in targets if ":" not in p or p.startswith("/")]

@@ -1,8 +1,8 @@
-"""Rules for small languages in everyday use: awk, sed, ed, vim, gdb, make.
+"""Rules for small languages in everyday use: awk, sed, ed, vim, pagers, gdb, zip, make.
 
 Their programs are read, not refused outright: `awk '{print $1}'` and `sed 's/a/b/'` are fine,
-while `system()`, pipes to commands, `sed e`/`w`, `!cmd`, `make --eval` or a makefile written in
-the same command run code.
+while `system()`, pipes to commands, `sed e`/`w`, `!cmd` (also `less +!cmd`), `zip -TT`,
+`make --eval` or a makefile written in the same command run code.
 """
 
 from __future__ import annotations
@@ -136,6 +136,34 @@ def _editor(base: str, args: list[str], ctx: Ctx) -> str | None:
     commands = any(a.startswith("+") or a in ("-c", "--cmd", "-S", "--eval", "-l") for a in args)
     if commands or "--batch" in args or "-batch" in args:
         return ctx.why(f"{base} runs editor commands, which can run programs")
+    return None
+
+
+@rule("less", "more", "most", "man")
+def _pager(base: str, args: list[str], ctx: Ctx) -> str | None:
+    # `less +'!cmd'` (or `+|`) hands its start-up command to a shell; man's pager (-P),
+    # preprocessor and HTML browser (-H) options name programs it runs.
+    if any(a.startswith("+") and ("!" in a or "|" in a) for a in args):
+        return ctx.why(f"{base} start-up command that runs a shell")
+    for i, a in enumerate(args if base == "man" else []):
+        if a in ("-P", "--pager", "-H", "--html") and i + 1 < len(args):
+            program = args[i + 1]
+        elif a.startswith(("-P", "-H", "--pager=", "--html=")) and len(a) > 2:
+            program = a.split("=", 1)[1] if a.startswith("--") else a[2:]
+        else:
+            continue
+        if DYN in program or PSUB in program:
+            return ctx.why("man runs a program computed at run time")
+        inner = ctx.sub(program)
+        if inner:
+            return inner
+    return None
+
+
+@rule("zip")
+def _zip(base: str, args: list[str], ctx: Ctx) -> str | None:
+    if any(a == "-TT" or a.startswith("--unzip-command") for a in args):
+        return ctx.why("zip -TT runs a command to test the archive")
     return None
 
 
