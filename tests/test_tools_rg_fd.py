@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -152,6 +153,23 @@ async def test_rg_search_does_not_read_the_secrets_directory(home: Path) -> None
         (home / "notes.txt").write_text("ghp_ in a note\n")
         around = await tool.run(pattern="ghp_", path=str(home))
         assert "notes.txt" in around.content and "TOPSECRET" not in around.content
+
+
+async def test_rg_search_hides_a_hard_link_to_a_secret(home: Path, tmp_path: Path) -> None:
+    """A hard link is the secret under another name: its matches are judged by inode."""
+    secrets = home / ".secrets"
+    secrets.mkdir()
+    (secrets / "github").write_text("ghp_TOPSECRET\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    os.link(secrets / "github", work / "notes:1:x.txt")  # a name that looks like a match line
+    (work / "readme.txt").write_text("ghp_ is the token prefix\n")
+    async with tool_runtime() as rt:
+        for path in (work, work / "notes:1:x.txt"):
+            result = await RgSearchTool(rt).run(pattern="ghp_", path=str(path))
+            assert "TOPSECRET" not in result.content, result.content
+        result = await RgSearchTool(rt).run(pattern="ghp_", path=str(work))
+    assert "readme.txt:1:ghp_ is the token prefix" in result.content
 
 
 async def test_rg_secrets_glob_excludes_a_visible_secrets_directory(tmp_path: Path) -> None:

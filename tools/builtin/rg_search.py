@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
 from tools.builtin._bounded_exec import SearchBinaryTool, run_bounded, search_root
-from tools.builtin._paths import inside
+from tools.builtin._paths import in_secrets, inside
 from tools.runtime import ToolRuntime
 
 MAX_RESULTS = 500
@@ -18,6 +19,7 @@ INSTALL_HINT = (
 )
 _TYPE = re.compile(r"^[A-Za-z0-9_+-]{1,32}$")
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]{}!])")
+_LINE_NUMBER = re.compile(r":\d+:")
 SECRETS_REFUSAL = (
     "rg_search does not search the secrets directory: file_read asks the owner for each "
     "secret file, and get_secret reads one by name"
@@ -104,6 +106,8 @@ class RgSearchTool(SearchBinaryTool):
         except OSError as err:
             return ToolResult(f"Cannot run {binary}: {err}", is_error=True)
         lines = [line.removeprefix("./") for line in out.lines]
+        if secrets is not None:
+            lines = await asyncio.to_thread(_drop_secret_links, lines, cwd, secrets)
         if out.returncode == 2 and not lines:
             return ToolResult(f"rg failed: {out.stderr or 'exit code 2'}", is_error=True)
         if not lines:
@@ -116,6 +120,25 @@ class RgSearchTool(SearchBinaryTool):
         if out.returncode == 2:
             head += f"\n(some files could not be searched: {out.stderr.splitlines()[0]})"
         return ToolResult(head + ":\n" + "\n".join(lines))
+
+
+def _drop_secret_links(lines: list[str], cwd: Path, secrets: Path) -> list[str]:
+    """Lines minus those from files that are hard links to a secret (same inode, other name).
+
+    The glob keeps the secrets directory itself out; a hard link elsewhere has no path that
+    gives it away, so each matched file is judged by its inode (one stat; the secrets
+    directory is walked only for files with more than one link)."""
+    verdicts: dict[str, bool] = {}
+    kept = []
+    for line in lines:
+        # `path:line:text`, where the path itself may hold `:12:`: the first prefix that exists.
+        names = [line[: m.start()] for m in _LINE_NUMBER.finditer(line)] or [line]
+        name = next((n for n in names if (cwd / n).exists()), names[0])
+        if name not in verdicts:
+            verdicts[name] = in_secrets((cwd / name).resolve(strict=False), secrets)
+        if not verdicts[name]:
+            kept.append(line)
+    return kept
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:
