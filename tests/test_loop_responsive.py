@@ -22,8 +22,15 @@ from tests.lark_harness import Served, message_event, settings_for
 HEALTH_BUDGET = 0.100
 
 
+POLL_GAP = 0.01
+
+
 async def _worst_health_latency(s: Served, done: Callable[[], bool], within: float) -> float:
-    """Poll /healthz until `done()` (bounded by `within` s); the slowest answer in seconds."""
+    """Poll /healthz until `done()` (bounded by `within` s); the slowest answer in seconds.
+
+    A stall that falls between two requests shows as the pause between them overshooting
+    POLL_GAP, so it counts too: a client asking at that moment would have waited as long.
+    """
     assert s.http is not None
     worst, deadline = 0.0, time.monotonic() + within
     while not done():
@@ -32,7 +39,9 @@ async def _worst_health_latency(s: Served, done: Callable[[], bool], within: flo
         async with s.http.get(s.url("/healthz")) as resp:
             assert resp.status == 200
         worst = max(worst, time.perf_counter() - started)
-        await asyncio.sleep(0.01)
+        paused = time.perf_counter()
+        await asyncio.sleep(POLL_GAP)
+        worst = max(worst, time.perf_counter() - paused - POLL_GAP)
     return worst
 
 
@@ -40,19 +49,44 @@ async def _run(
     home: Path,
     fake_lark: FakeLark,
     fake_llm: FakeLLM,
+    script: Callable[[], object],
     done: Callable[[FakeLark], bool],
     **over: dict[str, object],
 ) -> float:
+    """The worst /healthz latency while one turn (`script` queues its model replies) runs.
+
+    Work on the loop stalls it for the work's whole duration (hundreds of ms to seconds), on
+    every try. A shared, loaded machine (2 cores, other test runs) stalls any process now and
+    then: so a slow try is compared with the idle app polled for as long as the turn took,
+    and tried again (three tries) before it counts.
+    """
     over.setdefault("server", {"drain_seconds": 1})  # a turn left waiting is cancelled at once
     settings = settings_for(home, fake_lark.domain, fake_llm.base_url, **over)
+    worst = float("inf")
     async with Served(settings) as s:
-        idle_until = time.monotonic() + 1.0
-        idle = await _worst_health_latency(s, lambda: time.monotonic() > idle_until, 5)
-        assert (await s.post_event(message_event("go")))[0] == 200
-        busy = await _worst_health_latency(s, lambda: done(fake_lark), 60)
-    # On a machine so loaded that the idle loop already misses the budget (2 shared cores in
-    # CI), the bound is the idle loop's own worst answer, with a margin.
-    return busy if idle < HEALTH_BUDGET else min(busy, HEALTH_BUDGET * busy / (idle * 1.5))
+        for _attempt in range(3):
+            fake_lark.sent.clear()
+            script()
+            started, posted = time.monotonic(), asyncio.Event()
+
+            def finished(posted: asyncio.Event = posted) -> bool:
+                return posted.is_set() and done(fake_lark)
+
+            # Polling starts before the event is posted: the turn may run to its end while
+            # the POST is still being answered.
+            poll = asyncio.create_task(_worst_health_latency(s, finished, 60))
+            assert (await s.post_event(message_event("go")))[0] == 200
+            posted.set()
+            busy = await poll
+            worst = min(worst, busy)
+            if busy < HEALTH_BUDGET:
+                break
+            window = min(max(time.monotonic() - started, 1.0), 5.0)
+            idle_until = time.monotonic() + window
+            idle = await _worst_health_latency(s, lambda u=idle_until: time.monotonic() > u, 10)
+            if busy <= idle * 1.5:  # as slow while idle: the machine's stall, not the loop's
+                return min(busy, HEALTH_BUDGET * 0.99)
+    return worst
 
 
 def _nested(depth: int) -> str:
@@ -63,18 +97,26 @@ async def test_worst_shell_command_is_classified_off_the_loop(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
     command = _nested(950)  # ~20 KB: the largest the classifier parses, ~1000 levels deep
-    fake_llm.add(Reply(tool_calls=[FakeToolCall("shell", {"command": command})]))
-    worst = await _run(
-        home, fake_lark, fake_llm, lambda f: any(m["msg_type"] == "interactive" for m in f.sent)
-    )
+
+    def script() -> None:
+        fake_llm.add(Reply(tool_calls=[FakeToolCall("shell", {"command": command})]))
+
+    def asked(f: FakeLark) -> bool:
+        return any(m["msg_type"] == "interactive" for m in f.sent)
+
+    worst = await _run(home, fake_lark, fake_llm, script, asked)
     assert worst < HEALTH_BUDGET, f"/healthz took {worst * 1000:.0f} ms"
 
 
 async def test_worst_answer_is_split_off_the_loop(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.add(Reply(text="ab\n" * 140_000))  # 420 KB of short lines: was quadratic
-    worst = await _run(home, fake_lark, fake_llm, lambda f: len(f.sent) >= 3, llm={"stream": False})
+    def script() -> None:
+        fake_llm.add(Reply(text="ab\n" * 140_000))  # 420 KB of short lines: was quadratic
+
+    worst = await _run(
+        home, fake_lark, fake_llm, script, lambda f: len(f.sent) >= 3, llm={"stream": False}
+    )
     assert worst < HEALTH_BUDGET, f"/healthz took {worst * 1000:.0f} ms"
 
 
@@ -118,14 +160,17 @@ async def test_worst_html_is_extracted_off_the_loop_with_a_budget(
     row = "<tr><td>cell one</td><td>cell two</td><td>3</td></tr>"
     page = "<html><body><table>" + row * 95_000 + "</table></body>"
     async with _page_server(page, tmp_path) as url:
-        fake_llm.add(Reply(tool_calls=[FakeToolCall("web_fetch", {"url": url})]))
-        fake_llm.reply_text("read it")
+
+        def script() -> None:
+            fake_llm.add(Reply(tool_calls=[FakeToolCall("web_fetch", {"url": url})]))
+            fake_llm.reply_text("read it")
+
         tools = {"web_fetch": {"allow_private_networks": True, "extract_seconds": 1}}
 
         def finished(f: FakeLark) -> bool:
             return any("read it" in str(m["body"]) for m in f.sent)
 
-        worst = await _run(home, fake_lark, fake_llm, finished, tools=tools)
+        worst = await _run(home, fake_lark, fake_llm, script, finished, tools=tools)
     assert worst < HEALTH_BUDGET, f"/healthz took {worst * 1000:.0f} ms"
     seen = str(fake_llm.requests[-1]["messages"][-1]["content"])
     assert "plain text shown" in seen and "cell one" in seen  # the fallback answered in time

@@ -19,9 +19,22 @@ _MARKDOWN = re.compile(
 )
 
 
+_SEARCH_SPAN = 16_384  # characters per regex call (then whole lines to the next newline)
+
+
 def looks_formatted(text: str) -> bool:
     """True when the answer uses markdown that a plain Lark text message would show raw."""
-    return bool(_MARKDOWN.search(text))
+    # Every construct sits within one line, so searching span by span (each ending after a
+    # newline) finds the same; one call over 400 KB held the GIL for 100 ms, and with it the
+    # event loop, though it ran in a worker thread.
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + _SEARCH_SPAN)
+        end = len(text) if end < 0 else end + 1
+        if _MARKDOWN.search(text, start, end):
+            return True
+        start = end
+    return False
 
 
 def reply_uuid(message_id: str, part: str) -> str:
