@@ -39,6 +39,19 @@ Place order</button>
 <p id="picked">nothing picked</p>
 </body></html>"""
 
+DOWNLOADS = """<!doctype html><html><head><title>Files</title></head><body>
+<a href="/file/report.csv" download="../../report.csv">Monthly report</a>
+<a href="/file/big.bin" download>Big archive</a></body></html>"""
+BIG_DOWNLOAD_BYTES = 2 * 1024 * 1024
+
+
+async def _file(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    body = b"month,total\n2026-11,42\n" if name == "report.csv" else b"\0" * BIG_DOWNLOAD_BYTES
+    disposition = f'attachment; filename="{name}"'
+    return web.Response(body=body, headers={"Content-Disposition": disposition})
+
+
 JS_PAGE = """<!doctype html><html><head><title>App</title></head><body><div id="app">Loading</div>
 <script>setTimeout(() => { document.getElementById('app').innerHTML =
  '<h2>Rendered by JavaScript</h2><p>JS-ONLY-TEXT-8842 appears after the script runs.</p>'; }, 50);
@@ -140,6 +153,8 @@ async def start_sites() -> Sites:
     public_app.router.add_get("/js", _page(JS_PAGE))
     public_app.router.add_get("/ssrf", _page(ssrf_page(str(internal_port))))
     public_app.router.add_get("/redirect", redirect)
+    public_app.router.add_get("/downloads", _page(DOWNLOADS))
+    public_app.router.add_get("/file/{name}", _file)
     public = web.AppRunner(public_app)
     await public.setup()
     public_site = web.TCPSite(public, "127.0.0.1", 0)
