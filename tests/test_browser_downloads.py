@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest_asyncio
 from larkbot.config import parse_settings
 from tests.browser_site import Sites, site_connector, site_resolver, start_sites
 from tests.test_browser_tools import Browser, ref_of, runtime
+from tools.base import Attachment, ToolResult
 from tools.browser.engine import BrowserEngine
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -37,6 +39,19 @@ async def engine() -> AsyncIterator[BrowserEngine]:
 CONFIG = [DOWNLOADS_ON]
 
 
+async def _until(b: Browser, first: ToolResult, seen: str) -> tuple[str, tuple[Attachment, ...]]:
+    """Text and files of `first` and of short waits after it, until `seen` shows (bounded).
+
+    The download event comes on the browser's own time: under load, after the click's result.
+    """
+    results = [first]
+    async with asyncio.timeout(20):
+        while seen not in "".join(r.content for r in results):
+            results.append(await b.call(b.page, action="wait", seconds=0.2))
+    assert not any(r.is_error for r in results), results
+    return "".join(r.content for r in results), sum((r.attachments for r in results), ())
+
+
 async def test_a_download_is_sent_to_the_user_and_deleted_with_the_session(
     tmp_path: Path, engine: BrowserEngine, sites: Sites
 ) -> None:
@@ -44,20 +59,19 @@ async def test_a_download_is_sent_to_the_user_and_deleted_with_the_session(
     b = Browser(runtime(tmp_path, engine, True), engine, "downloads-on")
     page = await b.do("navigate", url=sites.base + "/downloads")
     clicked = await b.call(b.page, action="click", ref=ref_of(page, "link", "Monthly report"))
-    assert not clicked.is_error, clicked.content
-    (sent,) = clicked.attachments
+    text, files = await _until(b, clicked, "it was sent to the user as a file")
+    (sent,) = files
     saved = Path(sent.path)
     assert sent.kind == "file" and saved.read_bytes() == b"month,total\n2026-11,42\n"
     assert saved.name == "1-report.csv"  # the site's "../../" is not a path here
     session = engine.existing("downloads-on")
     assert session is not None and saved.parent == session.files
-    assert (
-        "downloaded 1-report.csv (23 bytes); it was sent to the user as a file" in clicked.content
-    )
+    assert "downloaded 1-report.csv (23 bytes); it was sent to the user as a file" in text
 
     page = await b.do("snapshot")
     big = await b.call(b.page, action="click", ref=ref_of(page, "link", "Big archive"))
-    assert not big.attachments and "over the 1 MB limit" in big.content
+    text, files = await _until(b, big, "over the 1 MB limit")
+    assert not files and "2.0 MB, over the 1 MB limit (browser.max_download_mb)" in text
     assert sorted(p.name for p in session.files.iterdir()) == ["1-report.csv"]
     await b.call(b.session, action="stop")
     assert not saved.exists()  # the session's folder went with its context
@@ -69,8 +83,10 @@ async def test_downloads_are_refused_by_default(
     CONFIG[0] = DOWNLOADS_OFF
     b = Browser(runtime(tmp_path, engine, True), engine, "downloads-off")
     page = await b.do("navigate", url=sites.base + "/downloads")
-    clicked = await b.do("click", ref=ref_of(page, "link", "Monthly report"))
-    assert "Note: a download was refused (downloads are off): 'report.csv'" in clicked
+    clicked = await b.call(b.page, action="click", ref=ref_of(page, "link", "Monthly report"))
+    refused = "Note: a download was refused (downloads are off): 'report.csv'"
+    _, files = await _until(b, clicked, refused)
+    assert files == ()
     session = engine.existing("downloads-off")
     assert session is not None and session.downloads is None
     assert list(session.files.iterdir()) == []
