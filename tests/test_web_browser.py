@@ -149,6 +149,8 @@ async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> N
     fake_llm.reply_text(EVIL)
     fake_llm.reply_tools(("ui_card", {"messages": evil_card()}))
     fake_llm.reply_text("A card.")
+    fake_llm.reply_tools(("ui_card", {"messages": evil_card()}))  # the same surface id again
+    fake_llm.reply_text("The same card.")
     async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
         page = await browser.new_page(viewport={"width": 390, "height": 800})  # a phone
         await log_in(page, s.url("").rstrip("/"))
@@ -164,13 +166,16 @@ async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> N
         assert await page.evaluate("window.__pwned") is None
 
         await say(page, "and as a card")  # A2UI text goes through the same sanitizer
-        card = page.locator(".a2ui-surface")
+        card = page.locator(".a2ui-surface").first
         await expect(card).to_contain_text("<script>", timeout=TIMEOUT)
         await expect(card.locator(".rankBadge")).to_have_text(BADGE)
         assert await card.locator("script, img, b").count() == 0
         assert await card.locator("a").get_attribute("href") is None
         assert await page.evaluate("window.__pwned") is None
         await page.screenshot(path=shot_path("4-injection-as-text-phone"), full_page=True)
+        await say(page, "once more")
+        await expect(page.locator(".a2ui-surface")).to_have_count(2, timeout=TIMEOUT)
+        await expect(page.locator(".a2ui-error")).to_have_count(0)
 
 
 async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: FakeLLM) -> None:
@@ -199,6 +204,9 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
+        await card.locator(".schedule-runs summary").click()  # the view was redrawn in Chinese
+        await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
+        await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 

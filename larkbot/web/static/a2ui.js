@@ -93,6 +93,7 @@ export class A2uiProcessor {
     this.processor = new MessageProcessor(CATALOGS);
     this.surfaces = new Map();
     this.created = [];
+    this.shown = 0;
     this.processor.onSurfaceCreated((surface) => {
       const el = new LarkbotSurface();
       el.className = "a2ui-surface";
@@ -101,21 +102,36 @@ export class A2uiProcessor {
       this.surfaces.set(surface.id, el);
       this.created.push(el);
     });
-    this.processor.onSurfaceDeleted((surface) => {
-      const id = typeof surface === "string" ? surface : surface?.id;
+    this.processor.onSurfaceDeleted((id) => {
       this.surfaces.get(id)?.remove();
       this.surfaces.delete(id);
     });
   }
 
-  // Applies A2UI messages; returns the elements of the surfaces they created and the error of
-  // the first invalid message (the renderer validates each against the catalog), if any.
+  // Applies one ui_card's A2UI messages; returns the elements of the surfaces they created and
+  // the error of the first invalid message (the renderer validates each against the catalog).
   process(messages) {
     this.created = [];
     let error = null;
-    for (const message of messages || []) {
+    for (const message of this.renamed(messages || [])) {
       try { this.processor.processMessages([message]); } catch (e) { error = error || e; }
     }
     return { created: this.created, error };
+  }
+
+  // The same card asked twice has the same surface id (ui_card derives it from the content);
+  // each showing gets its own surface, so the batch's repeated ids are renamed.
+  renamed(messages) {
+    const alias = new Map();
+    for (const m of messages) {
+      const id = m && m.createSurface && m.createSurface.surfaceId;
+      if (id && this.surfaces.has(id)) alias.set(id, `${id}~${++this.shown}`);
+    }
+    if (!alias.size) return messages;
+    return messages.map((m) => {
+      const key = m && ["createSurface", "updateComponents", "updateDataModel", "deleteSurface"].find((k) => m[k]);
+      const id = key && m[key].surfaceId;
+      return alias.has(id) ? { ...m, [key]: { ...m[key], surfaceId: alias.get(id) } } : m;
+    });
   }
 }

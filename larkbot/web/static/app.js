@@ -1,6 +1,6 @@
 // The larkbot web page: log in, chat over POST /chat (AG-UI events over SSE), consent cards,
 // ui_card as A2UI, tool steps, the session list and the scheduled-tasks view. No build step.
-import { t, applyStrings, toggleLanguage } from "./i18n.js";
+import { t, applyStrings, locale, toggleLanguage } from "./i18n.js";
 import { setMarkdown } from "./markdown.js";
 import { A2uiProcessor } from "./a2ui.js";
 import { $, api, node, showLogin } from "./dom.js";
@@ -64,7 +64,7 @@ function consentCard(value) {
     for (const source of value.sources) list.append(node("li", null, source));
     card.append(node("div", "consent-sources-title", t("untrusted")), list);
   }
-  card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString()}`));
+  card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString(locale())}`));
   const buttons = node("div", "consent-buttons");
   const choices = [["allow_once", t("allowOnce"), "primary"]];
   if (!value.always) choices.push(["allow_session", t("allowSession"), ""]);

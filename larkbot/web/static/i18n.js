@@ -41,8 +41,11 @@ export function t(key) {
   return (STRINGS[lang] && STRINGS[lang][key]) || STRINGS.en[key] || key;
 }
 
+// The BCP 47 tag of the current language (dates and times are written in it).
+export function locale() { return lang === "zh" ? "zh-CN" : "en"; }
+
 export function applyStrings(root = document) {
-  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  document.documentElement.lang = locale();
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   const input = document.getElementById("input");
   if (input) input.placeholder = t("placeholder");

@@ -1,12 +1,12 @@
 // The "scheduled tasks" view: each job with its schedule, next and last run, and its runs
 // (the `schedule:<id>` session) on demand; a job can be removed from here.
-import { t } from "./i18n.js";
+import { locale, t } from "./i18n.js";
 import { setMarkdown } from "./markdown.js";
 import { $, api, node } from "./dom.js";
 
 function when(value) {
   if (value == null) return "—";
-  return new Date(typeof value === "number" ? value * 1000 : value).toLocaleString();
+  return new Date(typeof value === "number" ? value * 1000 : value).toLocaleString(locale());
 }
 
 export async function loadSchedules() {
