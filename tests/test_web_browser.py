@@ -111,9 +111,9 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
             await say(page, "send the chart")
             img = page.locator("img.attachment-image")
             await expect(img).to_be_visible(timeout=TIMEOUT)
-            await page.wait_for_function(
-                "document.querySelector('img.attachment-image').naturalWidth === 120"
-            )  # loaded through the authenticated file endpoint, allowed by the CSP
+            # loaded through the authenticated file endpoint, allowed by the CSP (expect, not
+            # wait_for_function: a polled string expression is an eval the page's CSP refuses)
+            await expect(img).to_have_js_property("naturalWidth", 120, timeout=TIMEOUT)
 
             await expect(page.locator("#sessions li")).to_have_count(1)
             await expect(page.locator("#sessions li")).to_contain_text("hi there")
@@ -249,9 +249,7 @@ async def test_stop_button_and_the_session_list_on_a_phone(home: Path, fake_llm:
         await expect(sessions).to_have_count(1, timeout=TIMEOUT)
         await expect(sessions).to_contain_text("a slow question")
         await expect(page.locator("#sessions")).to_be_in_viewport()
-        await page.wait_for_function(  # the drawer has slid in
-            "getComputedStyle(document.querySelector('aside')).transform === 'none'"
-        )
+        await expect(page.locator("aside")).to_have_css("transform", "none")  # slid in
         await page.screenshot(path=shot_path("6-stopped-sessions-drawer-phone"))
         await sessions.locator(".session-delete").click()
         await expect(sessions).to_have_count(0, timeout=TIMEOUT)
