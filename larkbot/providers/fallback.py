@@ -82,6 +82,8 @@ class FallbackChain:
     def _give_up_or_switch(self, index: int, err: ProviderError) -> bool:
         """True to try the next endpoint; False when `err` must reach the user."""
         if not err.retryable or index + 1 >= len(self.providers):
+            if index > 0:  # the user learns that every configured endpoint was tried
+                err.args = (f"{err} (after {index} switch(es) from {self.status.primary})",)
             return False
         here, there = _label(self.providers[index]), _label(self.providers[index + 1])
         log.warning("llm_fallback", from_model=here, to_model=there, error=str(err))
