@@ -36,6 +36,9 @@ async def test_every_endpoint_refuses_without_a_valid_token(home: Path, fake_llm
             ("DELETE", "/api/schedules/j"),
             ("GET", "/api/schedules/j/runs"),
             ("POST", "/api/consent/cr_x"),
+            ("POST", "/api/runs/r_x/stop"),
+            ("GET", "/api/runs/r_x/files/0"),
+            ("POST", "/api/logout"),
         ]:
             for headers in ({}, wrong, {"Cookie": "larkbot_session=9999999999.forged"}):
                 async with s.http.request(method, s.url(path), headers=headers, json={}) as r:
