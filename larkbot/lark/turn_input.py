@@ -23,7 +23,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from larkbot.config import Settings
-from larkbot.content_parts import Content, local_image_part, sees_images, text_part
+from larkbot.content_parts import Content, local_image_part, text_part
 from larkbot.context import RequestContext
 from larkbot.lark.attachments import human_size
 from larkbot.lark.content import describe, parse_content, post_image_keys
@@ -33,6 +33,7 @@ from larkbot.lark.media_in import Inbox, MediaError, prepare_image
 from larkbot.lark.people import Directory
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
+from larkbot.providers.capabilities import sees_images
 
 log = get_logger("larkbot.lark.turn_input")
 FILE_TEXT_CHARS = 20_000
@@ -181,7 +182,7 @@ class TurnInputs:
             return
         if own:
             out.uploads += [raw, image]
-        if sees_images(s.llm.model, s.llm.vision):
+        if sees_images(s):
             out.images.append(image)
             out.lines.append(f"[{who} sent an image (attached; saved at {image}).]")
         else:
