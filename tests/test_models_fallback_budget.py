@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larkbot.history_budget import SUMMARY_PROMPT
+from larkbot.history_budget import SUMMARY_PROMPT, for_display
 from larkbot.model_status import status_text
 from larkbot.providers.fallback import RESTART_NOTE
 from larkbot.providers.tokens import messages_tokens
@@ -125,8 +125,13 @@ async def test_200_turn_session_stays_within_budget_with_a_summary(
         for n in range(200):
             answer, _, _ = await rig.turn(f"turn {n} " + "filler words here " * 10)
             assert answer.startswith(f"Noted turn {n}.")
+        stored = await rig.store.load("s1")
     finally:
         await rig.close()
+    # the web's view of the session shows every turn once, no markers, no copies of kept turns
+    shown = for_display(stored)
+    assert len(stored) > len(shown) == 400
+    assert [m["content"].split()[1] for m in shown[::2]] == [str(n) for n in range(200)]
     chats = [r for r in fake_llm.requests if r["messages"][0]["content"] != SUMMARY_PROMPT]
     assert len(chats) == 200 and summaries >= 5
     for body in chats:
