@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import sys
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
 
+from cards.a2ui_text import render_text
 from larkbot.agent import Agent
 from larkbot.config import Settings
 from larkbot.consent import TuiConsentProvider
@@ -44,15 +43,6 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _ui_renderer() -> Callable[[dict[str, Any]], str] | None:
-    try:
-        module = importlib.import_module("cards.a2ui_text")
-    except ImportError:
-        return None
-    render = getattr(module, "render_text", None)
-    return render if callable(render) else None
-
-
 class TerminalView:
     """Prints agent events: streamed text, tool lines, UI payloads, errors."""
 
@@ -60,7 +50,6 @@ class TerminalView:
         self.out = out or sys.stdout
         self.at_line_start = True
         self.failed = False
-        self._render_ui = _ui_renderer()
 
     def end_line(self) -> None:
         """End a streamed line, if one is open."""
@@ -98,14 +87,10 @@ class TerminalView:
             self.end_line()
 
     def _show_ui(self, ui: dict[str, Any]) -> None:
-        if self._render_ui is not None:
-            try:
-                self.line(self._render_ui(ui))
-                return
-            except Exception as err:  # a bad payload must not end the chat
-                self.line(f"  [card could not be rendered: {err}]")
-                return
-        self.line(f"  [a card was produced ({', '.join(ui)}); the terminal shows no cards]")
+        try:
+            self.line(render_text(ui))
+        except Exception as err:  # a bad payload must not end the chat
+            self.line(f"  [card could not be rendered: {err}]")
 
 
 async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) -> int:

@@ -84,12 +84,10 @@ class Core:
         if knowledge is not None:
             await knowledge.close()
         for tool in self.registry.all():  # tools holding their own clients (web_fetch)
-            close = getattr(tool, "aclose", None)
-            if close is not None:
-                try:
-                    await close()
-                except Exception:
-                    log.warning("tool_close_failed", tool=tool.name, exc_info=True)
+            try:
+                await tool.aclose()
+            except Exception:
+                log.warning("tool_close_failed", tool=tool.name, exc_info=True)
         if self.owns_http:
             await self.http.aclose()
         await self.db.close()

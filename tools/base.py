@@ -69,6 +69,10 @@ class BaseTool(ABC):
         """How the executor runs a call: with its context. Plain tools ignore it and `run`."""
         return await self.run(**arguments)
 
+    async def aclose(self) -> None:
+        """Release what the tool holds (its own clients, a browser); most hold nothing."""
+        return None
+
     def consent_check(self, **kwargs: Any) -> str | None:
         """A sentence describing the action when it needs the user's consent, else None."""
         return None

@@ -1,4 +1,6 @@
-"""From accepted message to delivered answer: policy, journal claim, per-session order, bounds."""
+"""Which messages run when: answer policy, journal claim, per-session order, global bound, drain.
+
+One turn itself (context, command or agent, delivery) is `TurnRunner`'s."""
 
 from __future__ import annotations
 
@@ -6,31 +8,22 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from larkbot.config import LarkConfig
-from larkbot.content_parts import Content
-from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.turn_input import TurnInputs
+from larkbot.lark.turn_runner import TurnAgent, TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
-
-
-class _Agent(Protocol):
-    def stream_chat(
-        self, session_id: str, user_input: Content, ctx: RequestContext
-    ) -> AsyncIterator[AgentEvent]: ...
 
 
 def session_id_for(msg: InboundMessage) -> str:
@@ -49,13 +42,6 @@ def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
     return "group message without a mention of this bot"
 
 
-def _abandon(view: Any) -> None:
-    """A live progress card (streaming view) must not outlive its turn."""
-    abandon = getattr(view, "abandon", None)
-    if abandon is not None:
-        abandon()
-
-
 @dataclass
 class _Queued:
     msg: InboundMessage
@@ -72,7 +58,7 @@ class Dispatcher:
     def __init__(
         self,
         *,
-        agent: _Agent,
+        agent: TurnAgent,
         journal: InboundJournal,
         owners: Owners,
         commands: Commands,
@@ -82,15 +68,11 @@ class Dispatcher:
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         ack_budget: float = 0.05,
     ) -> None:
-        self.agent = agent
         self.journal = journal
         self.owners = owners
-        self.commands = commands
-        self.view_factory = view_factory
         self.lark = lark
-        self.inputs = inputs
         self.sessions = sessions
-        self._stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
+        self.runner = TurnRunner(agent, journal, owners, commands, view_factory, lark, inputs)
         self.accepting = True
         self._sem = asyncio.Semaphore(lark().max_concurrent_turns)
         self._queues: dict[str, deque[_Queued]] = {}
@@ -116,7 +98,7 @@ class Dispatcher:
             return "duplicate"
         command = parse_command(msg.text)
         if command is not None and command[0] == "/stop":
-            self._stop_notes[msg.message_id] = await self._stop_session(msg)
+            self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         item = self._enqueue(msg)  # synchronously, so the session keeps arrival order
         claim = asyncio.create_task(self._claim(item))
         self._claims.add(claim)
@@ -200,7 +182,7 @@ class Dispatcher:
                 item = queue[0]
                 if await item.claimed:
                     await self._run_item(item, sid)
-                self._stop_notes.pop(item.msg.message_id, None)
+                self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._held.pop(queue.popleft().msg.message_id, None)
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
@@ -218,7 +200,7 @@ class Dispatcher:
         started = time.time()
         if not item.stopped:
             async with self._sem:
-                item.task = asyncio.create_task(self._turn(item.msg, sid))
+                item.task = asyncio.create_task(self.runner.run(item.msg, sid))
                 try:
                     await item.task
                 except asyncio.CancelledError:
@@ -228,7 +210,7 @@ class Dispatcher:
                 except Exception:  # one broken turn must not strand the session
                     log.error("lark_turn_crashed", message_id=item.msg.message_id, exc_info=True)
         if item.stopped:  # never re-run, never answered
-            await self._mark_done(item.msg.message_id)
+            await self.runner.mark_done(item.msg.message_id)
         if item.stopped == "recalled" and item.task is not None and self.sessions is not None:
             # what was recalled must not stay in the history (a shared one, in groups)
             await self.sessions.delete_since(sid, started)
@@ -248,116 +230,6 @@ class Dispatcher:
                     await self.journal.renew(message_id)
                 except Exception:
                     log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
-
-    async def _turn(self, msg: InboundMessage, sid: str) -> None:
-        name = await self.inputs.directory.name(msg.sender_open_id) if self.inputs else ""
-        ctx = RequestContext(
-            interface="lark",
-            session_id=sid,
-            sender_id=msg.sender_open_id,
-            is_owner=await self.owners.check(msg.sender_open_id),
-            chat_id=msg.chat_id,
-            chat_type=msg.chat_type,
-            thread_id=msg.thread_id,
-            message_id=msg.message_id,
-            sender_name=name,
-        )
-        bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
-        view: Any = None
-        try:
-            view = self.view_factory(msg, ctx)
-            outcome = await self._produce(msg, ctx, view)
-            if not await self._still_ours(msg.message_id):
-                # Our lease lapsed (e.g. a busy loop) and another replica re-runs the message:
-                # its answer is the one the user gets; posting ours too would answer twice.
-                bound.warning("lark_claim_lost")
-                _abandon(view)
-                return
-            if not await self._deliver(view, outcome, bound):
-                await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
-                return
-            await self._mark_done(msg.message_id)
-            bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
-        except asyncio.CancelledError:
-            _abandon(view)
-            raise
-
-    async def _deliver(self, view: Any, outcome: FinalAnswer | str, bound: Any) -> bool:
-        """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
-
-        A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
-        and its tools would run again, side effects included, to fail the same way.
-        """
-        try:
-            if isinstance(outcome, FinalAnswer):
-                await view.finish(outcome)
-            else:
-                await view.fail(outcome)
-            return True
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            bound.error("lark_delivery_failed", exc_info=True)
-        try:
-            await view.fail("the answer could not be delivered.")
-            return True
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # Lark unreachable: the claim goes back for a later attempt
-            bound.warning("lark_failure_notice_failed", exc_info=True)
-            return False
-
-    async def _still_ours(self, message_id: str) -> bool:
-        """False only when the claim is provably no longer this replica's."""
-        try:
-            return await self.journal.renew(message_id)
-        except Exception:  # storage trouble: deliver rather than lose the answer
-            log.warning("lark_lease_check_failed", message_id=message_id, exc_info=True)
-            return True
-
-    async def _mark_done(self, message_id: str) -> None:
-        """Record delivery; retried briefly because a lost `done` means a (deduped) re-run."""
-        for attempt in range(3):
-            try:
-                await self.journal.done(message_id)
-                return
-            except Exception:
-                if attempt == 2:
-                    raise
-                log.warning("lark_journal_done_retry", message_id=message_id, exc_info=True)
-                await asyncio.sleep(0.2 * (attempt + 1))
-
-    async def _produce(
-        self, msg: InboundMessage, ctx: RequestContext, view: Any
-    ) -> FinalAnswer | str:
-        """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
-        command = parse_command(msg.text)
-        try:
-            if command is not None and command[0] == "/stop":
-                return FinalAnswer(self._stop_notes.pop(msg.message_id, "Nothing to stop."))
-            if command is not None:
-                text = await self.commands.run(command[0], command[1], msg, ctx.session_id)
-                return FinalAnswer(text)
-            user_input = await self.inputs.build(msg, ctx) if self.inputs else msg.text
-            final: FinalAnswer | None = None
-            error = "the turn ended without an answer"
-            async with asyncio.timeout(self.lark().turn_timeout_seconds):
-                async for event in self.agent.stream_chat(ctx.session_id, user_input, ctx):
-                    if isinstance(event, FinalAnswer):
-                        final = event
-                        continue
-                    if isinstance(event, ErrorEvent):
-                        error = event.message
-                    await view.on_event(event)
-            return final if final is not None else error
-        except asyncio.CancelledError:
-            raise
-        except TimeoutError:
-            log.warning("lark_turn_timeout", message_id=msg.message_id)
-            return "it took too long."
-        except Exception:
-            log.error("lark_turn_failed", message_id=msg.message_id, exc_info=True)
-            return "an internal error occurred."
 
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
@@ -397,9 +269,8 @@ class Dispatcher:
     async def drain(self, timeout: float) -> bool:
         """Stop accepting, wait `timeout` for running turns, cancel the rest (claims released)."""
         self.accepting = False
-        pending: set[asyncio.Task[None]] = set()
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        await self.join(timeout)
+        pending = set(self._tasks)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)

@@ -37,6 +37,10 @@ class TurnView(Protocol):
         """Tell the user briefly that the turn failed."""
         ...
 
+    def abandon(self) -> None:
+        """The turn was cancelled or lost its claim: stop anything still updating a card."""
+        ...
+
 
 ViewFactory = Callable[[InboundMessage, RequestContext], TurnView]
 
@@ -115,3 +119,6 @@ class PlainReplyView:
         """A short apology with the safe reason (files tools already produced still follow)."""
         await self._reply("text", text_content(f"Sorry, I could not answer that: {message}"), "err")
         await self.deliver_attachments()
+
+    def abandon(self) -> None:
+        """Nothing runs between events here."""

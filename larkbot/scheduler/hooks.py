@@ -1,51 +1,46 @@
-"""Wiring the scheduler into `serve` (App start/stop hooks) and `chat` (a writer-only service)."""
+"""The scheduler as a part of `serve` (leader-capable) and of `chat` (a writer-only service)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
+from larkbot.agent import Agent
+from larkbot.lark.client import LarkClient
 from larkbot.logs import get_logger
+from larkbot.runtime_factory import Core
 from larkbot.scheduler.delivery import LarkNotifier
 from larkbot.scheduler.service import ScheduleService
 
 log = get_logger(__name__)
 
 
-def install_scheduler(app: Any) -> None:
-    """Add App hooks: start the service once the agent exists, stop it before storage closes."""
-
-    async def start() -> None:
-        await start_scheduler(app)
-
-    async def stop() -> None:
-        svc = app.core.runtime.services.pop("scheduler", None)
-        if svc is not None:
-            await svc.stop(drain_seconds=app.settings.server.drain_seconds)
-
-    app.on_start.append(start)
-    app.on_stop.append(stop)
-
-
-async def start_scheduler(app: Any) -> ScheduleService | None:
-    """Start a leader-capable service bound to App's agent, Lark client and owners."""
-    if not app.settings.scheduler.enabled:
+@asynccontextmanager
+async def serving_scheduler(
+    core: Core,
+    agent: Agent,
+    client: LarkClient | None,
+    owner_check: Callable[[str], Awaitable[bool]],
+) -> AsyncIterator[ScheduleService | None]:
+    """A service that runs due jobs through `agent` and posts results to Lark; stopped on exit."""
+    if not core.settings.scheduler.enabled:
         log.info("scheduler_disabled")
-        return None
-    core = app.core
-    notifier = LarkNotifier(app.client) if app.client is not None else None
-    svc = ScheduleService(core.live, core.db, agent=app.agent, notifier=notifier)
-    owners = getattr(app, "owners", None)
-    if owners is not None:
-        svc.bind(owner_check=owners.check)
+        yield None
+        return
+    notifier = LarkNotifier(client) if client is not None else None
+    svc = ScheduleService(core.live, core.db, agent=agent, notifier=notifier)
+    svc.bind(owner_check=owner_check)
     await svc.start()
     core.runtime.services["scheduler"] = svc
-    return svc
+    try:
+        yield svc
+    finally:
+        core.runtime.services.pop("scheduler", None)
+        await svc.stop(drain_seconds=core.settings.server.drain_seconds)
 
 
 @asynccontextmanager
-async def writer_scheduler(core: Any) -> AsyncIterator[ScheduleService | None]:
+async def writer_scheduler(core: Core) -> AsyncIterator[ScheduleService | None]:
     """For `larkbot chat`: schedule_* tools write the shared store; jobs fire where serve runs."""
     if not core.settings.scheduler.enabled:
         yield None
