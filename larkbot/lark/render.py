@@ -1,4 +1,4 @@
-"""Pure functions turning an answer into Lark payloads: text or markdown card, split to fit."""
+"""An answer as Lark messages: markdown as budgeted cards (`cards/`), plain text split to fit."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import json
 import re
 from typing import Any
 
-# Lark's limits are 150 KB (text) and 30 KB (cards) for the request content; keep a margin for
-# the JSON envelope and escaping.
+from cards import markdown_cards
+
+# Lark's limit is 150 KB for a text message's content; keep a margin for the JSON envelope and
+# escaping. Cards have their own budget, kept by `cards.markdown_cards`.
 TEXT_LIMIT = 140_000
-CARD_LIMIT = 28_000
 
 _MARKDOWN = re.compile(
     r"(^#{1,6}\s)|(^\s*[-*+]\s)|(^\s*\d+\.\s)|(```)|(\*\*[^*\n]+\*\*)|(\[[^\]\n]+\]\([^)\s]+\))"
@@ -34,18 +35,12 @@ def text_content(text: str) -> dict[str, Any]:
     return {"text": text}
 
 
-def markdown_card(text: str) -> dict[str, Any]:
-    """A schema-2.0 card with one markdown element."""
-    return {
-        "schema": "2.0",
-        "config": {"update_multi": True, "summary": {"content": _summary(text)}},
-        "body": {"elements": [{"tag": "markdown", "element_id": "answer", "content": text}]},
-    }
-
-
-def _summary(text: str) -> str:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return re.sub(r"[#*`>|\[\]]", "", first).strip()[:60]
+def answer_messages(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """(msg_type, content) of each message that carries `text`, in sending order."""
+    text = text.strip() or "(no answer)"
+    if looks_formatted(text):
+        return [("interactive", card) for card in markdown_cards(text)]
+    return [("text", text_content(chunk)) for chunk in split_answer(text, TEXT_LIMIT)]
 
 
 def _size(text: str) -> int:

@@ -8,6 +8,8 @@ from typing import Any, Protocol
 
 from larkbot.agent import Agent
 from larkbot.context import RequestContext
+from larkbot.lark.client import LarkClient
+from larkbot.lark.render import answer_messages
 
 
 class AnswerLike(Protocol):
@@ -61,23 +63,14 @@ class Notifier(Protocol):
 class LarkNotifier:
     """Notifier over `LarkClient.send`: markdown cards or text, split to Lark's size limits."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: LarkClient) -> None:
         self._client = client
 
     async def notify(self, chat_id: str, text: str, uuid: str) -> None:
         """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
-        from larkbot.lark import render
-
-        card = render.looks_formatted(text)
-        limit = render.CARD_LIMIT if card else render.TEXT_LIMIT
-        for i, part in enumerate(render.split_answer(text, limit)):
+        for i, (msg_type, content) in enumerate(answer_messages(text)):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
-            if card:
-                await self._client.send(
-                    chat_id, "interactive", render.markdown_card(part), uuid=uid
-                )
-            else:
-                await self._client.send(chat_id, "text", render.text_content(part), uuid=uid)
+            await self._client.send(chat_id, msg_type, content, uuid=uid)
 
 
 def message_uuid(job_id: str, fire_time: datetime, kind: str) -> str:
