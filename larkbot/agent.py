@@ -11,6 +11,7 @@ from typing import Any
 
 from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
+from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, sees_images, text_of
 from larkbot.context import RequestContext
 from larkbot.errors import ProviderError
 from larkbot.events import (
@@ -141,7 +142,7 @@ class Agent:
 
     # -- the loop ----------------------------------------------------------------------------
 
-    async def run(self, session_id: str, user_input: str, ctx: RequestContext) -> FinalAnswer:
+    async def run(self, session_id: str, user_input: Content, ctx: RequestContext) -> FinalAnswer:
         """Run a turn to the end; on failure the answer is the error message."""
         final: FinalAnswer | None = None
         async for event in self.stream_chat(session_id, user_input, ctx):
@@ -152,9 +153,12 @@ class Agent:
         return final or FinalAnswer("")
 
     async def stream_chat(
-        self, session_id: str, user_input: str, ctx: RequestContext
+        self, session_id: str, user_input: Content, ctx: RequestContext
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn, yielding text deltas, tool events, consent requests and the answer."""
+        """Run one turn, yielding text deltas, tool events, consent requests and the answer.
+
+        `user_input` is text, or OpenAI content parts (text and images, `content_parts.py`).
+        """
         if ctx.session_id != session_id:
             ctx = ctx.with_session(session_id)
         lock = self._locks.get(session_id)
@@ -174,7 +178,7 @@ class Agent:
             yield ErrorEvent(f"Something went wrong in larkbot ({type(err).__name__}: {err}).")
 
     async def _turn(
-        self, session_id: str, user_input: str, ctx: RequestContext
+        self, session_id: str, user_input: Content, ctx: RequestContext
     ) -> AsyncIterator[AgentEvent]:
         settings = self.settings
         if self._own_executor:  # follow a hot-reloaded tools.timeout_seconds
@@ -185,9 +189,11 @@ class Agent:
         # other people's messages in this (group) history: the owner's side effects need approval
         ctx = ctx.with_untrusted(*untrusted_messages(history))
         user_msg = user_message(user_input, ctx)
-        prompt = build_system_prompt(settings, ctx, user_input, fast=settings.agent.fast_path)
+        user_text = text_of(user_input)
+        prompt = build_system_prompt(settings, ctx, user_text, fast=settings.agent.fast_path)
         system: Message = {"role": "system", "content": prompt}
-        turn: list[Message] = [user_msg]
+        context = await _with_images([*history, user_msg], settings)
+        turn: list[Message] = []
         # The turn is written in one transaction when it ends, fails or is cancelled (so the
         # user's message is kept even when the model fails): one write per turn, not per round.
         unsaved: list[Message] = [user_msg]
@@ -197,7 +203,7 @@ class Agent:
             for _ in range(settings.agent.max_steps):
                 tools = self.registry.openai_tools(self.advertised_tools(ctx))
                 completion: Completion | None = None
-                async for item in self._ask_model(wire_messages([system, *history, *turn]), tools):
+                async for item in self._ask_model(wire_messages([system, *context, *turn]), tools):
                     if isinstance(item, Completion):
                         completion = item
                     else:
@@ -221,7 +227,7 @@ class Agent:
                 round_msgs = self._tool_round(completion.text, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
-            note = _max_steps_note(settings.agent.max_steps, user_input)
+            note = _max_steps_note(settings.agent.max_steps, user_text)
             unsaved.append({"role": "assistant", "content": note})
             await self._save(session_id, unsaved)
             yield TextDelta(note)
@@ -322,6 +328,14 @@ class Agent:
         finally:
             for task in tasks:
                 task.cancel()
+
+
+async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:
+    """Stored image references inlined for a model that sees images (newest few), else notes."""
+    if not any(isinstance(m.get("content"), list) for m in messages):
+        return messages
+    keep = MAX_HISTORY_IMAGES if sees_images(settings.llm.model, settings.llm.vision) else 0
+    return await asyncio.to_thread(materialize, messages, keep)
 
 
 def untrusted_source(call: ToolCall) -> str:

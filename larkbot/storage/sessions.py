@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from larkbot.content_parts import IMAGE_PART_CHARS, image_count, text_of
 from larkbot.storage.db import Database, metadata
 
 Message = dict[str, Any]
@@ -85,6 +86,13 @@ class SessionStore:
         messages = repair([m for r in rows for m in json.loads(r)])
         return trim(messages, max_chars) if max_chars else messages
 
+    async def exists(self, session_id: str) -> bool:
+        """Whether the session has any stored message."""
+        c = session_history.c
+        query = sa.select(c.id).where(c.session_id == session_id).limit(1)
+        async with self.db.engine.connect() as conn:
+            return (await conn.execute(query)).first() is not None
+
     async def clear(self, session_id: str) -> None:
         """Delete a session's history."""
         async with self.db.engine.begin() as conn:
@@ -136,7 +144,12 @@ def repair(messages: list[Message]) -> list[Message]:
 def message_chars(m: Message) -> int:
     """A message's size for the history budget: its text and tool-call arguments."""
     content = m.get("content")
-    size = len(content) if isinstance(content, str) else len(json.dumps(content or ""))
+    if isinstance(content, str):
+        size = len(content)
+    elif isinstance(content, list):  # content parts: an image counts as a fixed cost
+        size = len(text_of(content)) + image_count(content) * IMAGE_PART_CHARS
+    else:
+        size = len(json.dumps(content or ""))
     for call in m.get("tool_calls") or ():
         fn = call.get("function") or {}
         size += len(str(fn.get("name", ""))) + len(str(fn.get("arguments", ""))) + 30
