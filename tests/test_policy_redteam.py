@@ -130,7 +130,7 @@ def test_plugins_are_owner_only_until_shared_and_side_effects_never() -> None:
 
 
 def test_hidden_results_hide_the_arguments_that_quote_them() -> None:
-    """Regression: a private result was hidden from other senders, later arguments quoting it not."""
+    """Regression: a private result was hidden from other senders, arguments quoting it not."""
     history = [
         {"role": "user", "content": "read my diary"},
         {
