@@ -10,8 +10,9 @@ from uuid import uuid4
 
 import httpx
 
+from cards.lark_limits import validate_lark_card
 from larkbot.config import LarkConfig
-from larkbot.errors import LarkAPIError
+from larkbot.errors import LarkAPIError, LarkBotError
 from larkbot.lark.binary import TRANSPORT_ERROR, Download
 from larkbot.lark.transport import LarkTransport, RetryPolicy
 
@@ -57,6 +58,19 @@ def _required(data: dict[str, Any], key: str, what: str) -> str:
     return value
 
 
+class CardRejected(LarkBotError):
+    """A card the validator rejects is never sent: Lark would refuse it (and the answer)."""
+
+
+def checked(msg_type: str, content: str | dict[str, Any]) -> str | dict[str, Any]:
+    """`content`, after `cards.validate_lark_card` passes it when it is a card (not a card_id)."""
+    if msg_type == "interactive" and isinstance(content, dict) and "body" in content:
+        problems = validate_lark_card(content)
+        if problems:
+            raise CardRejected(f"card not sent, Lark would refuse it: {'; '.join(problems[:3])}")
+    return content
+
+
 class LarkClient:
     """Async Lark Open Platform client over one shared httpx.AsyncClient; raises LarkAPIError."""
 
@@ -95,7 +109,7 @@ class LarkClient:
         body: dict[str, Any] = {
             "receive_id": receive_id,
             "msg_type": msg_type,
-            "content": to_content(content),
+            "content": to_content(checked(msg_type, content)),
             "uuid": idempotency_key(uuid),
         }
         resp = await self.transport.request(
@@ -114,7 +128,7 @@ class LarkClient:
         """Reply to a message (in its thread when asked or when it is in one); returns the id."""
         body: dict[str, Any] = {
             "msg_type": msg_type,
-            "content": to_content(content),
+            "content": to_content(checked(msg_type, content)),
             "uuid": idempotency_key(uuid),
         }
         if reply_in_thread:
@@ -127,7 +141,9 @@ class LarkClient:
     async def patch(self, message_id: str, card: dict[str, Any] | str) -> None:
         """Replace the card of an interactive message the bot sent (5 QPS per message)."""
         await self.transport.request(
-            "PATCH", f"{MESSAGES}/{_seg(message_id)}", json={"content": to_content(card)}
+            "PATCH",
+            f"{MESSAGES}/{_seg(message_id)}",
+            json={"content": to_content(checked("interactive", card))},
         )
 
     async def get_message_items(self, message_id: str) -> list[dict[str, Any]]:
@@ -197,7 +213,9 @@ class LarkClient:
     async def create_card(self, card: dict[str, Any]) -> str:
         """Create a CardKit card entity from card JSON 2.0; returns its card_id."""
         resp = await self.transport.request(
-            "POST", CARDS, json={"type": "card_json", "data": to_content(card)}
+            "POST",
+            CARDS,
+            json={"type": "card_json", "data": to_content(checked("interactive", card))},
         )
         return _required(_data(resp), "card_id", "create card")
 

@@ -1,4 +1,10 @@
-"""Pure functions turning an answer into Lark payloads: text or markdown card, split to fit."""
+"""An answer as Lark messages: cards from `cards/` (the budget compiler), plain text split to fit.
+
+`answer_messages(text)` is the one path every answer takes into Lark — a reply, a scheduled
+job's message, a streamed card's overflow: markdown becomes cards built by
+`cards.markdown_cards` (tables past the fourth per block turn into code, long text is split
+over valid cards); plain text becomes text messages within Lark's size limit.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,10 @@ import json
 import re
 from typing import Any
 
-# Lark's limits are 150 KB (text) and 30 KB (cards) for the request content; keep a margin for
-# the JSON envelope and escaping.
+from cards.lark_budget import markdown_cards
+
+# Lark's limit is 150 KB for a text message's content; keep a margin for the JSON envelope.
 TEXT_LIMIT = 140_000
-CARD_LIMIT = 28_000
 
 _MARKDOWN = re.compile(
     r"(^#{1,6}\s)|(^\s*[-*+]\s)|(^\s*\d+\.\s)|(```)|(\*\*[^*\n]+\*\*)|(\[[^\]\n]+\]\([^)\s]+\))"
@@ -32,20 +38,6 @@ def reply_uuid(message_id: str, part: str) -> str:
 def text_content(text: str) -> dict[str, Any]:
     """`content` of a text message."""
     return {"text": text}
-
-
-def markdown_card(text: str) -> dict[str, Any]:
-    """A schema-2.0 card with one markdown element."""
-    return {
-        "schema": "2.0",
-        "config": {"update_multi": True, "summary": {"content": _summary(text)}},
-        "body": {"elements": [{"tag": "markdown", "element_id": "answer", "content": text}]},
-    }
-
-
-def _summary(text: str) -> str:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return re.sub(r"[#*`>|\[\]]", "", first).strip()[:60]
 
 
 def _size(text: str) -> int:
@@ -122,3 +114,11 @@ def split_answer(text: str, limit: int) -> list[str]:
             parts[i] += "\n```"
             parts[i + 1] = f"{fence}\n{parts[i + 1]}"
     return [p for p in parts if p.strip()]
+
+
+def answer_messages(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """(msg_type, content) of each message of an answer: valid cards, or text within limits."""
+    text = text.strip() or "(no answer)"
+    if looks_formatted(text):
+        return [("interactive", card) for card in markdown_cards(text)]
+    return [("text", text_content(part)) for part in split_answer(text, TEXT_LIMIT)]

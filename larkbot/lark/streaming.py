@@ -15,18 +15,19 @@ from typing import Any
 
 from cards import lark_cards_of
 from cards.lark_budget import markdown_cards
+from cards.progress_cards import (
+    ELEMENT_ID,
+    final_settings,
+    live_text,
+    plain_card,
+    streaming_card,
+)
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.progress import (
-    ELEMENT_ID,
-    Progress,
-    final_settings,
-    plain_card,
-    streaming_card,
-)
+from larkbot.lark.progress import Progress
 from larkbot.lark.render import reply_uuid
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.logs import get_logger
@@ -36,15 +37,6 @@ log = get_logger("larkbot.lark.streaming")
 STREAM_AFTER_SECONDS = 1.0  # shorter turns get a plain reply only
 STOP_WAIT_SECONDS = 10.0  # how long finish() waits for an in-flight update
 MOVED = "The answer is in the next message."
-STREAM_MAX_BYTES = 20_000  # live text kept well under the 30 KB card limit (JSON escaping)
-
-
-def live_text(content: str) -> str:
-    """The live card's text, cut (at a character) once it nears the card limit."""
-    raw = content.encode("utf-8")
-    if len(raw) <= STREAM_MAX_BYTES:
-        return content
-    return raw[:STREAM_MAX_BYTES].decode("utf-8", "ignore") + "…"
 
 
 class StreamingCardView:

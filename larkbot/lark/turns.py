@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -10,15 +11,7 @@ from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, UiPayload
 from larkbot.lark.attachments import ReplyTarget, deliver_all
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.render import (
-    CARD_LIMIT,
-    TEXT_LIMIT,
-    looks_formatted,
-    markdown_card,
-    reply_uuid,
-    split_answer,
-    text_content,
-)
+from larkbot.lark.render import answer_messages, reply_uuid, text_content
 from tools.base import Attachment
 
 
@@ -93,14 +86,11 @@ class PlainReplyView:
             await deliver_all(self.client, pending, reply_target(self.message), base)
 
     async def send_text(self, text: str, part: str = "a") -> None:
-        """Post `text` as one or more replies (card when it is markdown)."""
-        text = text.strip() or "(no answer)"
-        if looks_formatted(text):
-            for i, chunk in enumerate(split_answer(text, CARD_LIMIT)):
-                await self._reply("interactive", markdown_card(chunk), f"{part}{i}")
-        else:
-            for i, chunk in enumerate(split_answer(text, TEXT_LIMIT)):
-                await self._reply("text", text_content(chunk), f"{part}{i}")
+        """Post `text` as one or more replies (valid cards when it is markdown)."""
+        # Building the messages of a very long answer is CPU work: a thread keeps the loop free.
+        messages = await asyncio.to_thread(answer_messages, text)
+        for i, (msg_type, content) in enumerate(messages):
+            await self._reply(msg_type, content, f"{part}{i}")
 
     async def finish(self, answer: FinalAnswer) -> None:
         """Post the answer, then each Lark card payload as its own message in the same thread."""

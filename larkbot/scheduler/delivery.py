@@ -58,25 +58,18 @@ class Notifier(Protocol):
 
 
 class LarkNotifier:
-    """Notifier over `LarkClient.send`: markdown cards or text, split to Lark's size limits."""
+    """Notifier over `LarkClient.send`: the answer's messages (valid cards or text)."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
 
     async def notify(self, chat_id: str, text: str, uuid: str) -> None:
         """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
-        from larkbot.lark import render
+        from larkbot.lark.render import answer_messages
 
-        card = render.looks_formatted(text)
-        limit = render.CARD_LIMIT if card else render.TEXT_LIMIT
-        for i, part in enumerate(render.split_answer(text, limit)):
+        for i, (msg_type, content) in enumerate(answer_messages(text)):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
-            if card:
-                await self._client.send(
-                    chat_id, "interactive", render.markdown_card(part), uuid=uid
-                )
-            else:
-                await self._client.send(chat_id, "text", render.text_content(part), uuid=uid)
+            await self._client.send(chat_id, msg_type, content, uuid=uid)
 
 
 def message_uuid(job_id: str, fire_time: datetime, kind: str) -> str:
