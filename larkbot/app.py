@@ -1,37 +1,51 @@
-"""App: builds and owns everything `larkbot serve` runs, with `start()` / `drain()` / `stop()`."""
+"""App: the composition root of `larkbot serve` — every part built in one typed place, in order.
+
+`start()` builds the parts in dependency order (core → Lark client → journal, owners, audit →
+approvals → agent → dispatcher → scheduler → recovery sweeper → long connection), each one
+registered with an exit stack as it starts, so a failure closes exactly what had started, in
+reverse; `stop()` drains, then unwinds the same stack. `extensions` are typed async context
+managers entered last (e.g. another interface), closed first.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import dataclass
 from typing import Any
 
+from larkbot.agent import Agent
 from larkbot.config import Settings
 from larkbot.consent import ConsentProvider, NobodyToAsk
+from larkbot.context import RequestContext
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import Commands
 from larkbot.lark.dispatcher import Dispatcher
-from larkbot.lark.inbound import MESSAGE_EVENT, normalize
-from larkbot.lark.journal import open_journal
+from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
+from larkbot.lark.journal import InboundJournal
+from larkbot.lark.journal_redis import open_journal
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
+from larkbot.lark.streaming import make_view_factory
 from larkbot.lark.turn_input import TurnInputs
-from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
+from larkbot.lark.turns import TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
 from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
+from larkbot.lark.ws import LarkLongConnection
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core, build_core
+from larkbot.scheduler.service import ScheduleService
+from larkbot.scheduler.wiring import leading_scheduler
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.app")
 
-CardHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-Hook = Callable[[], Awaitable[None]]
+Extension = Callable[["App"], AbstractAsyncContextManager[object]]
 PURGE_EVERY = 3600.0
 
 
@@ -39,99 +53,168 @@ class NotAccepting(LarkBotError):
     """Starting or draining: the event is not taken, Lark must redeliver it (503 / error ACK)."""
 
 
-class App:
-    """The serve process's object graph. Other subsystems add start/stop hooks, not new fields."""
+@dataclass(frozen=True)
+class Parts:
+    """Everything a started App runs, built in `App.start` in this order."""
 
-    def __init__(self, settings: Settings, *, lease_seconds: float = 60.0) -> None:
+    core: Core
+    client: LarkClient | None
+    journal: InboundJournal
+    owners: Owners
+    audit: AuditLog
+    directory: Directory
+    welcomer: Welcomer
+    approvals: LarkApprovals | None
+    agent: Agent
+    dispatcher: Dispatcher
+    scheduler: ScheduleService | None
+
+
+class App:
+    """The serve process's object graph; the parts exist between `start()` and `stop()`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        lease_seconds: float = 60.0,
+        view_factory: ViewFactory | None = None,
+        extensions: Sequence[Extension] = (),
+    ) -> None:
         self.settings = settings
         self.lease_seconds = lease_seconds
         self.ready = False
         self.bot_open_id = ""
-        self.client: LarkClient | None = None
-        self.card_handler: CardHandler | None = None  # the cards helper's approval callbacks
-        self.view_factory: ViewFactory | None = None  # None: chosen in start() from settings
-        self.on_start: list[Hook] = []
-        self.on_stop: list[Hook] = []
-        self.ws: Any = None
-        self._core: Core | None = None
-        self._sweeper: asyncio.Task[None] | None = None
+        self._view_factory = view_factory
+        self._extensions = tuple(extensions)
+        self._parts: Parts | None = None
+        self._stack: AsyncExitStack | None = None
         self._background: set[asyncio.Task[Any]] = set()  # welcomes, sent after the ack
-        from larkbot.scheduler.hooks import install_scheduler
 
-        install_scheduler(self)  # start/stop hooks; registers services["scheduler"]
-        self.approvals: LarkApprovals | None = None
+    @property
+    def parts(self) -> Parts:
+        """The running parts (after `start`)."""
+        assert self._parts is not None, "App.start() first"
+        return self._parts
 
     @property
     def core(self) -> Core:
-        """Database, http client, registry, provider and sessions (after `start`)."""
-        assert self._core is not None, "App.start() first"
-        return self._core
+        """Database, http client, registry, provider and sessions."""
+        return self.parts.core
+
+    @property
+    def client(self) -> LarkClient | None:
+        """The Lark client (None when lark.app_id/app_secret are not configured)."""
+        return self._parts.client if self._parts is not None else None
+
+    @property
+    def journal(self) -> InboundJournal:
+        """The inbound journal (exactly-once claims)."""
+        return self.parts.journal
+
+    @property
+    def owners(self) -> Owners:
+        """Who the owners are."""
+        return self.parts.owners
+
+    @property
+    def audit(self) -> AuditLog:
+        """The policy's audit log."""
+        return self.parts.audit
+
+    @property
+    def agent(self) -> Agent:
+        """The Lark agent."""
+        return self.parts.agent
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """Per-session ordered turns."""
+        return self.parts.dispatcher
 
     async def start(self) -> None:
-        """Open storage, fetch the bot's identity once, wire the agent, recover unfinished turns."""
-        self._core = await build_core(self.settings, "lark")
+        """Build every part in order; on any failure close what started, in reverse."""
+        stack = AsyncExitStack()
         try:
-            await self._wire(self._core)
+            self._parts = await self._build(stack)
+            if self._parts.client is not None:
+                await self._parts.dispatcher.recover()
+                sweeper = asyncio.create_task(self._sweep(), name="lark-journal-sweeper")
+                stack.push_async_callback(cancel_and_wait, sweeper)
+            self._long_connection(stack)
+            for extension in self._extensions:
+                await stack.enter_async_context(extension(self))
         except BaseException:
-            await self._close()  # hooks (scheduler), writers and clients started so far
+            self._parts = None
+            await stack.aclose()
             raise
+        self._stack = stack
         self.ready = True
         log.info("app_ready", bot_open_id=self.bot_open_id, mode=self.settings.lark.mode)
 
-    async def _wire(self, core: Core) -> None:
+    async def _build(self, stack: AsyncExitStack) -> Parts:
         s = self.settings
-        if s.lark.configured:
-            self.client = LarkClient.from_config(core.http, s.lark)
-            core.runtime.services["lark_client"] = self.client
-            await self._fetch_bot_identity()
-        else:
+        core = await build_core(s, "lark")
+        stack.push_async_callback(core.aclose)
+        client = await self._lark_client(core)
+        journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
+        owners, audit = Owners(core.db, s.owner.open_ids), AuditLog(core.db)
+        directory = Directory(client)
+        welcomer = Welcomer(core.db, client, owners, directory)
+        for part in (journal, owners, audit, welcomer):
+            await part.init()
+        stack.push_async_callback(journal.close)
+        stack.push_async_callback(audit.close)
+        stack.push_async_callback(self._cancel_background)
+        approvals: LarkApprovals | None = None
+        consent: ConsentProvider = NobodyToAsk()
+        if client is not None:  # the policy's Asks become Approve / Deny cards
+            approvals = LarkApprovals(
+                client, owners.check, lambda: self.settings.lark.approval_timeout_seconds
+            )
+            stack.callback(approvals.cancel_all)
+            consent = approvals
+        agent = core.agent(consent, "lark", audit=audit)
+        inputs = TurnInputs(client, directory, lambda: self.settings, http=core.http)
+        dispatcher = Dispatcher(
+            agent=agent,
+            journal=journal,
+            owners=owners,
+            commands=Commands(owners, agent.reset),
+            view_factory=self._views(client),
+            lark=lambda: self.settings.lark,
+            inputs=inputs,
+            has_history=core.store.exists,
+        )
+        scheduler = await stack.enter_async_context(
+            leading_scheduler(core, agent, client, owners.check, s.server.drain_seconds)
+        )
+        return Parts(
+            core,
+            client,
+            journal,
+            owners,
+            audit,
+            directory,
+            welcomer,
+            approvals,
+            agent,
+            dispatcher,
+            scheduler,
+        )
+
+    async def _lark_client(self, core: Core) -> LarkClient | None:
+        if not self.settings.lark.configured:
             log.warning(
                 "lark_not_configured",
                 hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
                 "events are verified and acknowledged, but the bot cannot reply",
             )
-        self.journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
-        self.owners = Owners(core.db, s.owner.open_ids)
-        self.audit = AuditLog(core.db)
-        self.directory = Directory(self.client)
-        self.welcomer = Welcomer(core.db, self.client, self.owners, self.directory)
-        for part in (self.journal, self.owners, self.audit, self.welcomer):
-            await part.init()
-        inputs = TurnInputs(self.client, self.directory, lambda: self.settings)
-        inputs.http = core.http
-        consent: ConsentProvider = NobodyToAsk()
-        if self.client is not None:  # the policy's Asks become Approve / Deny cards
-            self.approvals = LarkApprovals(
-                self.client, self.owners.check, lambda: self.settings.lark.approval_timeout_seconds
-            )
-            consent, self.card_handler = self.approvals, self.approvals.handle_card
-        self.agent = core.agent(consent, "lark", audit=self.audit)
-        self.dispatcher = Dispatcher(
-            agent=self.agent,
-            journal=self.journal,
-            owners=self.owners,
-            commands=Commands(self.owners, self.agent.reset),
-            view_factory=self._view,
-            lark=lambda: self.settings.lark,
-            inputs=inputs,
-            has_history=core.store.exists,
-        )
-        for hook in self.on_start:
-            await hook()
-        if self.client is not None:
-            await self.dispatcher.recover()
-            self._sweeper = asyncio.create_task(self._sweep(), name="lark-journal-sweeper")
-        if s.lark.mode == "websocket" and self.client is not None:
-            from larkbot.lark.ws import LarkLongConnection
-
-            secret = s.lark.app_secret.get_secret_value()
-            self.ws = LarkLongConnection(s.lark.app_id, secret, s.lark.domain, self.submit)
-            self.ws.start()
-
-    async def _fetch_bot_identity(self) -> None:
-        assert self.client is not None
+            return None
+        client = LarkClient.from_config(core.http, self.settings.lark)
+        core.runtime.services["lark_client"] = client
         try:
-            info = await self.client.bot_info()
+            info = await client.bot_info()
             self.bot_open_id = str(info.get("open_id", ""))
         except Exception as err:  # mention detection needs it; DMs work without
             log.error(
@@ -140,24 +223,24 @@ class App:
                 hint="check lark.app_id/app_secret and that the bot capability is enabled; "
                 "group @-mentions are not recognised until this works (restart to retry)",
             )
+        return client
 
-    def _view(self, msg: Any, ctx: Any) -> TurnView:
-        if self.view_factory is None:
-            self.view_factory = self._default_view_factory()
-        return self.view_factory(msg, ctx)
+    def _views(self, client: LarkClient | None) -> ViewFactory:
+        """How turns are shown: the given factory, streaming cards, or plain replies."""
+        if self._view_factory is not None:
+            return self._view_factory
+        if client is None:
+            return _no_view
+        return make_view_factory(client, self.settings.lark)
 
-    def _default_view_factory(self) -> ViewFactory:
-        """StreamingCardView when `lark.streaming` is on and the cards module is present."""
-        assert self.client is not None
-        client = self.client
-        if self.settings.lark.streaming:
-            try:  # the cards helper's module (issue 4), when present
-                streaming = importlib.import_module("larkbot.lark.streaming")
-                factory: ViewFactory = streaming.make_view_factory(client, self.settings.lark)
-                return factory
-            except (ImportError, AttributeError):
-                pass
-        return lambda msg, ctx: PlainReplyView(client, msg)
+    def _long_connection(self, stack: AsyncExitStack) -> None:
+        s = self.settings
+        if s.lark.mode != "websocket" or self.client is None:
+            return
+        secret = s.lark.app_secret.get_secret_value()
+        ws = LarkLongConnection(s.lark.app_id, secret, s.lark.domain, self.submit)
+        ws.start()
+        stack.push_async_callback(ws.aclose)
 
     async def submit(self, envelope: dict[str, Any]) -> Any:
         """Hand an authenticated event envelope to the pipeline (webhook and long connection)."""
@@ -170,7 +253,7 @@ class App:
             message_id = str((envelope.get("event") or {}).get("message_id") or "")
             return "recalled" if self.dispatcher.cancel(message_id, "recalled") else "ignored"
         if event_type in WELCOME_EVENTS and self.client is not None:
-            greet = self.welcomer.greet(event_type, envelope.get("event") or {})
+            greet = self.parts.welcomer.greet(event_type, envelope.get("event") or {})
             task = asyncio.create_task(greet, name="lark-welcome")
             self._background.add(task)
             task.add_done_callback(self._background_done)
@@ -198,10 +281,11 @@ class App:
             log.warning("lark_background_failed", exc_info=task.exception())
 
     async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
-        """A verified `card.action.trigger`; the cards helper installs `card_handler`."""
-        if self.card_handler is None:
+        """A verified `card.action.trigger`: an approval click (nothing else uses buttons)."""
+        approvals = self._parts.approvals if self._parts is not None else None
+        if approvals is None:
             return {}
-        return await self.card_handler(envelope)
+        return await approvals.handle_card(envelope)
 
     async def _sweep(self) -> None:
         """Retake turns whose replica died (expired leases) and purge old journal entries."""
@@ -219,36 +303,23 @@ class App:
     async def drain(self, timeout: float | None = None) -> bool:
         """Stop taking events (healthz 503) and let in-flight turns finish within `timeout`."""
         self.ready = False
-        if self._core is None or not hasattr(self, "dispatcher"):
+        if self._parts is None:
             return True
         return await self.dispatcher.drain(timeout or self.settings.server.drain_seconds)
 
     async def stop(self) -> None:
         """Drain (if not yet), then close everything in reverse order of creation."""
-        if self._core is None:
+        if self._stack is None:
             return
         await self.drain()
-        await self._close()
+        stack, self._stack = self._stack, None
+        self._parts = None
+        await stack.aclose()
 
-    async def _close(self) -> None:
-        """Close what was started, in reverse order; safe on a partly wired App."""
-        if self._core is None:
-            return
-        if self.ws is not None:
-            await self.ws.aclose()
-        if self._sweeper is not None:
-            await cancel_and_wait(self._sweeper)
-        if self.approvals is not None:
-            self.approvals.cancel_all()
+    async def _cancel_background(self) -> None:
         for task in list(self._background):
             await cancel_and_wait(task)
-        for hook in reversed(self.on_stop):
-            try:
-                await hook()
-            except Exception:
-                log.warning("stop_hook_failed", exc_info=True)
-        for part in (getattr(self, "audit", None), getattr(self, "journal", None)):
-            if part is not None:
-                await part.close()
-        await self._core.aclose()
-        self._core = None
+
+
+def _no_view(msg: InboundMessage, ctx: RequestContext) -> TurnView:
+    raise LarkBotError("lark.app_id/app_secret are not configured: nothing can be shown")

@@ -140,7 +140,7 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
 
 
 async def _main(settings: Settings) -> int:
-    from larkbot.scheduler.hooks import writer_scheduler
+    from larkbot.scheduler.wiring import writer_scheduler
 
     async with open_core(settings, "cli") as core, writer_scheduler(core):
         agent = core.agent(TuiConsentProvider())

@@ -55,11 +55,17 @@ class _Out:
 class TurnInputs:
     """Builds the model's input for a Lark message (text, or text and image parts)."""
 
-    def __init__(self, client: Any, directory: Directory, settings: Callable[[], Settings]):
+    def __init__(
+        self,
+        client: Any,
+        directory: Directory,
+        settings: Callable[[], Settings],
+        http: Any = None,  # the shared httpx client, for audio transcription
+    ) -> None:
         self.client = client
         self.directory = directory
         self.settings = settings
-        self.http: Any = None  # the shared httpx client, for audio transcription
+        self.http = http
 
     async def build(self, msg: InboundMessage, ctx: RequestContext) -> Content:
         """The content of the user message the model gets for `msg`."""

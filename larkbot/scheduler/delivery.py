@@ -6,7 +6,9 @@ import hashlib
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
 
+from larkbot.agent import Agent
 from larkbot.context import RequestContext
+from larkbot.events import ErrorEvent, FinalAnswer
 
 
 class AnswerLike(Protocol):
@@ -26,19 +28,17 @@ class RunFailed(Exception):
     """The agent's turn ended in an error event (the model or the loop failed)."""
 
 
-def as_runner(agent: Any) -> AgentRunner:
+def as_runner(agent: Agent | AgentRunner) -> AgentRunner:
     """An AgentRunner for an Agent: its stream, raising RunFailed on an ErrorEvent.
 
     `Agent.run` folds errors into the answer text; a scheduled run must tell a failure from an
     answer so the chat hears "this run failed" rather than the error posing as the result.
     """
-    stream = getattr(agent, "stream_chat", None)
-    if stream is None:
+    if not isinstance(agent, Agent):
         return agent  # already a plain runner (tests, adapters)
+    stream = agent.stream_chat
 
     async def run(session_id: str, user_input: str, ctx: RequestContext) -> Any:
-        from larkbot.events import ErrorEvent, FinalAnswer
-
         final: Any = None
         async for event in stream(session_id, user_input, ctx):
             if isinstance(event, ErrorEvent):
