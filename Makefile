@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SYS_STAMP := $(VENV)/.system-tools
 
-.PHONY: run test bench lint fmt typecheck clean
+.PHONY: run test bench lint fmt typecheck clean web-vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,8 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 
 # Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
 # cross-replica journal and leader lock, PostgreSQL for the replica stores, Chromium (with CJK
-# fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use; rg comes
+# fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use (xwd, from
+# x11-apps, is its benchmark's screenshot baseline); rg comes
 # from PyPI's ripgrep wheel. Missing ones are installed with apt when root, else named here.
 $(SYS_STAMP): | $(BIN)/python
 	@missing=""; \
@@ -30,7 +31,7 @@ $(SYS_STAMP): | $(BIN)/python
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-noto-cjk"; \
-	for t in Xvfb:xvfb xdotool:xdotool xclip:xclip; do \
+	for t in Xvfb:xvfb xdotool:xdotool xclip:xclip xwd:x11-apps; do \
 	  command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -42,6 +43,20 @@ $(SYS_STAMP): | $(BIN)/python
 
 run: $(STAMP)
 	$(BIN)/larkbot serve
+
+# The web page's two third-party ES modules are committed (users need no build step); this
+# re-fetches them from npm at the pinned versions, with their licence files.
+DOMPURIFY_VERSION := 3.4.18
+MARKED_VERSION := 18.2.1
+WEB_VENDOR := larkbot/web/static/vendor
+web-vendor:
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	(cd "$$tmp" && npm pack --silent dompurify@$(DOMPURIFY_VERSION) marked@$(MARKED_VERSION) >/dev/null \
+	  && mkdir d m && tar xzf dompurify-*.tgz -C d && tar xzf marked-*.tgz -C m) \
+	&& sed '/sourceMappingURL/d' "$$tmp/d/package/dist/purify.es.mjs" > $(WEB_VENDOR)/purify.es.mjs \
+	&& sed '/sourceMappingURL/d' "$$tmp/m/package/lib/marked.esm.js" > $(WEB_VENDOR)/marked.esm.js \
+	&& cp "$$tmp/d/package/LICENSE" $(WEB_VENDOR)/LICENSE.dompurify \
+	&& cp "$$tmp/m/package/LICENSE" $(WEB_VENDOR)/LICENSE.marked
 
 # pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
 test: $(DEV_STAMP) $(SYS_STAMP)

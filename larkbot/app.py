@@ -20,6 +20,7 @@ from larkbot.agent import Agent
 from larkbot.config import Settings
 from larkbot.consent import ConsentProvider, NobodyToAsk
 from larkbot.context import RequestContext
+from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
@@ -189,6 +190,9 @@ class App:
         scheduler = await stack.enter_async_context(
             leading_scheduler(core, agent, client, owners.check, s.server.drain_seconds)
         )
+        desktop = DesktopServer(s.computer_use, lambda: core.runtime.services)
+        await desktop.start()  # computer_use.start_xvfb: serve's own Xvfb
+        stack.push_async_callback(desktop.stop)
         return Parts(
             core,
             client,

@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, tools, jobs."""
+"""The `larkbot` command: serve, chat, doctor, tools, jobs, web-token."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "larkbot.doctor:run_doctor",
     "tools": "larkbot.tools_cli:run_tools",
     "jobs": "larkbot.scheduler.cli:run_jobs",
+    "web-token": "larkbot.web.token_cli:run_web_token",
 }
 
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = add("jobs", "list, show or remove scheduled tasks")
     jobs.add_argument("action", choices=["list", "show", "remove"])
     jobs.add_argument("job_id", nargs="?")
+    add("web-token", "print a new web token (the old one stops working)")
     return parser
 
 

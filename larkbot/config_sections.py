@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 
@@ -15,7 +17,11 @@ class WebConfig(Section):
     """`web:` the web chat page and its API (`/`, `/chat`, `/api/*`)."""
 
     enabled: bool = True
-    token: SecretStr = SecretStr("")
+    # LARKBOT_WEB_TOKEN works with no config file at all; a `web.token` in the file wins
+    token: SecretStr = Field(
+        default_factory=lambda: SecretStr(os.environ.get("LARKBOT_WEB_TOKEN", ""))
+    )
+    consent_timeout_seconds: float = Field(300.0, gt=0, le=86_400)
 
 
 class BrowserConfig(Section):
@@ -30,6 +36,7 @@ class ComputerUseConfig(Section):
     """`computer_use:` the X display the `computer_use` tool sees and operates."""
 
     enabled: bool = False
-    display: str = ""
+    display: str = ""  # "" with start_xvfb: the server picks a free display number
     start_xvfb: bool = False
-    size: str = "1280x800"
+    size: str = Field("1280x800", pattern=r"^\d{2,5}x\d{2,5}$")  # WIDTHxHEIGHT of that Xvfb
+    settle_seconds: float = Field(0.5, ge=0, le=10)  # after an action, before the screenshot

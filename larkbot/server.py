@@ -115,6 +115,10 @@ def create_app(app: App) -> web.Application:
     web_app.router.add_post("/lark/events", handle_events)
     web_app.router.add_post("/lark/card", handle_card)
     web_app.router.add_get("/healthz", handle_health)
+    if app.settings.web.enabled:
+        from larkbot.web import mount_web
+
+        mount_web(web_app, app)
     return web_app
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import random
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -143,12 +145,14 @@ async def test_failed_start_leaves_nothing_running(
     from larkbot.app import App
 
     before = set(asyncio.all_tasks())
-    app = App(settings_for(home, fake_lark.domain, fake_llm.base_url))
 
-    async def broken_hook() -> None:
+    @contextlib.asynccontextmanager
+    async def broken(app: App) -> AsyncIterator[None]:
         raise RuntimeError("boom")
+        yield
 
-    app.on_start.append(broken_hook)  # runs after the scheduler's and approvals' start hooks
+    # an extension is entered after every built-in part (scheduler, sweeper, approvals)
+    app = App(settings_for(home, fake_lark.domain, fake_llm.base_url), extensions=[broken])
     with pytest.raises(RuntimeError, match="boom"):
         await app.start()
     for _ in range(50):

@@ -18,7 +18,7 @@ from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.turn_input import TurnInputs
-from larkbot.lark.turns import ViewFactory
+from larkbot.lark.turns import TurnView, ViewFactory
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
 
@@ -47,11 +47,10 @@ def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
     return "group message without a mention of this bot"
 
 
-def _abandon(view: Any) -> None:
+def _abandon(view: TurnView | None) -> None:
     """A live progress card (streaming view) must not outlive its turn."""
-    abandon = getattr(view, "abandon", None)
-    if abandon is not None:
-        abandon()
+    if view is not None:
+        view.abandon()
 
 
 @dataclass
@@ -256,7 +255,7 @@ class Dispatcher:
             sender_name=name,
         )
         bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
-        view: Any = None
+        view: TurnView | None = None
         try:
             view = self.view_factory(msg, ctx)
             outcome = await self._produce(msg, ctx, view)

@@ -30,6 +30,10 @@ class TurnView(Protocol):
         """Tell the user briefly that the turn failed."""
         ...
 
+    def abandon(self) -> None:
+        """The turn was cancelled (recall, shutdown): stop anything live now, send nothing."""
+        ...
+
 
 ViewFactory = Callable[[InboundMessage, RequestContext], TurnView]
 
@@ -100,6 +104,9 @@ class PlainReplyView:
         for i, card in enumerate(cards):
             await self._reply("interactive", card, f"ui{i}")
         await self.deliver_attachments()
+
+    def abandon(self) -> None:
+        """Nothing is live before the end: nothing to stop."""
 
     async def fail(self, message: str) -> None:
         """A short apology with the safe reason (files tools already produced still follow)."""

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from larkbot.config import Settings
 from larkbot.context import RequestContext
+from larkbot.events import FinalAnswer
 from larkbot.logs import get_logger
 from larkbot.scheduler.delivery import (
     AgentRunner,
@@ -93,7 +94,9 @@ async def run_job(
             raise RuntimeError("no agent is attached to the scheduler")
         async with asyncio.timeout(service.settings.lark.turn_timeout_seconds):
             answer = await service.agent(ctx.session_id, prompt, ctx)
-        text = answer_text(job_id, str(getattr(answer, "text", answer) or ""))
+        text = answer_text(
+            job_id, answer.text if isinstance(answer, FinalAnswer) else str(answer or "")
+        )
         kind = "answer"
     except asyncio.CancelledError:
         raise

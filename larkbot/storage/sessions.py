@@ -113,6 +113,34 @@ class SessionStore:
         infos = [SessionInfo(r[0], int(r[1]), float(r[2])) for r in rows]
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
 
+    async def turns(self, session_id: str, limit: int = 50) -> list[tuple[float, list[Message]]]:
+        """The newest `limit` appends (one per turn) as (unix time, messages), oldest first."""
+        c = session_history.c
+        query = (
+            sa.select(c.created_at, c.messages)
+            .where(c.session_id == session_id)
+            .order_by(c.id.desc())
+            .limit(limit)
+        )
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [(float(r[0]), json.loads(r[1])) for r in reversed(rows)]
+
+    async def first_rows(self, session_ids: Sequence[str]) -> dict[str, list[Message]]:
+        """Each session's first append (e.g. for a title), in one query."""
+        if not session_ids:
+            return {}
+        c = session_history.c
+        first = (
+            sa.select(sa.func.min(c.id))
+            .where(c.session_id.in_(list(session_ids)))
+            .group_by(c.session_id)
+        )
+        query = sa.select(c.session_id, c.messages).where(c.id.in_(first.scalar_subquery()))
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return {str(r[0]): json.loads(r[1]) for r in rows}
+
 
 def _units(messages: list[Message]) -> list[list[Message]]:
     """Atomic units: an assistant tool-call message with its results, or a single message."""
