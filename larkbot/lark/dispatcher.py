@@ -389,9 +389,8 @@ class Dispatcher:
     async def drain(self, timeout: float) -> bool:
         """Stop accepting, wait `timeout` for running turns, cancel the rest (claims released)."""
         self.accepting = False
-        pending: set[asyncio.Task[None]] = set()
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        idle = await self.join(timeout)  # a session worker may still take its queued messages
+        pending: set[asyncio.Task[None]] = set() if idle else set(self._tasks)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
