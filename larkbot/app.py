@@ -34,7 +34,7 @@ from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
 from larkbot.lark.ws import LarkLongConnection
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core, build_core
-from larkbot.scheduler.hooks import serving_scheduler
+from larkbot.scheduler.wiring import leading_scheduler
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.app")
@@ -158,7 +158,9 @@ class App:
                 inputs=TurnInputs(client, directory, lambda: self.settings, core.http),
                 sessions=core.store,
             )
-        await stack.enter_async_context(serving_scheduler(core, agent, client, owners.check))
+        drain = s.server.drain_seconds
+        scheduler = leading_scheduler(core, agent, client, owners.check, drain)
+        await stack.enter_async_context(scheduler)
         if approvals is not None:  # before the scheduler drains: a job waiting on a card ends
             stack.callback(approvals.cancel_all)
         desktop = DesktopServer(s.computer_use, core.runtime.services)

@@ -26,6 +26,7 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.logs import configure_logging
+from larkbot.policy.secrets import make_undumpable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import read_line
 
@@ -124,7 +125,7 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
 
 
 async def _main(settings: Settings) -> int:
-    from larkbot.scheduler.hooks import writer_scheduler
+    from larkbot.scheduler.wiring import writer_scheduler
 
     async with open_core(settings, "cli") as core, writer_scheduler(core):
         agent = core.agent(TuiConsentProvider())
@@ -136,4 +137,5 @@ def run_chat(settings: Settings, args: argparse.Namespace) -> int:
     fmt = "json" if settings.logging.format == "json" else "console"
     level = settings.logging.level if settings.logging.level != "info" else "warning"
     configure_logging(level, fmt)  # info logs would interleave with the conversation
+    make_undumpable()  # a tool's child process cannot read our environment (the keys)
     return asyncio.run(_main(settings))

@@ -14,11 +14,14 @@ from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy
+from larkbot.policy.paths import ProtectedPaths
+from larkbot.policy.secrets import SecretScrubber
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
 from tools.mcp import McpManager
-from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
+from tools.plugins import load_builtin_tools, load_plugins
+from tools.registry import ToolRegistry
 from tools.runtime import ToolRuntime
 
 log = get_logger(__name__)
@@ -74,6 +77,7 @@ class Core:
             self.live,
             interface or self.runtime.interface,
             audit=audit,
+            scrubber=SecretScrubber(self.live.get),
         )
 
     async def aclose(self) -> None:
@@ -116,7 +120,7 @@ async def build_core(
             await client.aclose()
         raise
     provider = OpenAICompatProvider(settings.llm, client)
-    policy = Policy(lambda: live.get().owner.share)
+    policy = Policy(lambda: live.get().owner.share, protected=ProtectedPaths(live.get))
     core = Core(
         settings, live, db, client, rt, registry, provider, store, policy, owns_http=http is None
     )

@@ -44,7 +44,8 @@ class BaseTool(ABC):
     read the owner's machine or data (owners only unless `owner.share` opens them); neither
     means read-only (anyone); `untrusted_output` tools return text no owner wrote (web pages,
     other people's messages), after which the turn's side effects need the owner's approval;
-    `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes.
+    `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
+    `touched_paths` names the files a call reads or writes (the bot's own are always asked).
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
     A tool that needs to know who calls it subclasses `ContextTool` instead.
@@ -57,6 +58,7 @@ class BaseTool(ABC):
     side_effect: bool = False
     private_data: bool = False
     untrusted_output: bool = False
+    searches_trees: bool = False  # `touched_paths` are roots searched recursively (rg, fd)
     no_compress: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
     timeout: float | None = None  # per-tool override of the executor's default
@@ -84,6 +86,10 @@ class BaseTool(ABC):
     def consent_always(self, **kwargs: Any) -> bool:
         """True for dangerous calls that must be asked every time and never remembered."""
         return False
+
+    def touched_paths(self, **kwargs: Any) -> list[str]:
+        """Filesystem paths this call reads or writes (the policy guards the bot's own files)."""
+        return []
 
     def openai_schema(self) -> dict[str, Any]:
         """This tool in the OpenAI Chat Completions `tools` format."""

@@ -76,6 +76,7 @@ class ComputerUseTool(BaseTool):
     }  # fmt: skip
     side_effect = True
     private_data = True  # the screen shows the owner's windows
+    untrusted_output = True  # and whatever strangers wrote on it (pages, messages)
     no_compress = True
     interfaces = frozenset({"web", "lark"})  # the design doc's table: not in the CLI
     timeout = 60.0

@@ -1,4 +1,7 @@
-"""The scheduler as a part of `serve` (leader-capable) and of `chat` (a writer-only service)."""
+"""How `serve` and `chat` attach a scheduler: typed async context managers, started and stopped
+by their owner (App for serve, the REPL for chat). The schedule_* tools find the running one in
+`rt.services["scheduler"]`.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +12,21 @@ from larkbot.agent import Agent
 from larkbot.lark.client import LarkClient
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core
-from larkbot.scheduler.delivery import LarkNotifier
+from larkbot.scheduler.delivery import AgentRunner, LarkNotifier
 from larkbot.scheduler.service import ScheduleService
 
 log = get_logger(__name__)
 
 
 @asynccontextmanager
-async def serving_scheduler(
+async def leading_scheduler(
     core: Core,
-    agent: Agent,
+    agent: Agent | AgentRunner,
     client: LarkClient | None,
     owner_check: Callable[[str], Awaitable[bool]],
+    drain_seconds: float,
 ) -> AsyncIterator[ScheduleService | None]:
-    """A service that runs due jobs through `agent` and posts results to Lark; stopped on exit."""
+    """`serve`'s scheduler: leader-capable, runs jobs on `agent`, delivers through `client`."""
     if not core.settings.scheduler.enabled:
         log.info("scheduler_disabled")
         yield None
@@ -36,7 +40,7 @@ async def serving_scheduler(
         yield svc
     finally:
         core.runtime.services.pop("scheduler", None)
-        await svc.stop(drain_seconds=core.settings.server.drain_seconds)
+        await svc.stop(drain_seconds=drain_seconds)
 
 
 @asynccontextmanager
