@@ -24,7 +24,8 @@ from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import Commands
 from larkbot.lark.dispatcher import Dispatcher
 from larkbot.lark.inbound import MESSAGE_EVENT, normalize
-from larkbot.lark.journal import InboundJournal, open_journal
+from larkbot.lark.journal import InboundJournal
+from larkbot.lark.journal_redis import open_journal
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
 from larkbot.lark.streaming import make_view_factory
