@@ -26,7 +26,7 @@ from larkbot.events import (
 )
 from larkbot.find_tools import FindToolsTool
 from larkbot.logs import get_logger
-from larkbot.policy import Allow, AuditSink, Policy, ToolGate, Verdict
+from larkbot.policy import AuditSink, Policy, ToolGate, Verdict
 from larkbot.policy.provenance import for_model as wire_messages
 from larkbot.policy.provenance import untrusted_messages, user_message
 from larkbot.policy.redact import hide_private_results
@@ -105,7 +105,7 @@ class Agent:
     def _may_see(self, name: str, ctx: RequestContext) -> bool:
         """Whether this sender may see results of tool `name` (unknown tools: no)."""
         tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
-        return tool is not None and isinstance(self.policy.access(tool, ctx), Allow)
+        return tool is not None and self.policy.may_see_results(tool, ctx)
 
     def _untrusted_sources(
         self, calls: Sequence[ToolCall], results: dict[str, ToolResult]

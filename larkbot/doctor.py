@@ -144,6 +144,7 @@ CHECKS: list[Check | str] = [
     check_llm,
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.scheduler.doctor:check_scheduler",
+    "tools.browser.doctor:check_browser",
     "larkbot.desktop:check_desktop",
 ]
 

@@ -46,6 +46,7 @@ class BaseTool(ABC):
     other people's messages), after which the turn's side effects need the owner's approval;
     `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
     `touched_paths` names the files a call reads or writes (the bot's own are always asked).
+    `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
     A tool that needs to know who calls it subclasses `ContextTool` instead.
@@ -62,6 +63,9 @@ class BaseTool(ABC):
     no_compress: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
     timeout: float | None = None  # per-tool override of the executor's default
+    # The argument naming the one local file a read-only call reads (file_read: "path"); the
+    # policy lets a non-owner read their own uploads of this turn through such a tool.
+    read_path_argument: str | None = None
 
     @abstractmethod
     async def run(self, **kwargs: Any) -> str | ToolResult:
@@ -90,6 +94,10 @@ class BaseTool(ABC):
     def touched_paths(self, **kwargs: Any) -> list[str]:
         """Filesystem paths this call reads or writes (the policy guards the bot's own files)."""
         return []
+
+    def untrusted_bar(self, untrusted: tuple[str, ...], **kwargs: Any) -> tuple[str, ...]:
+        """The untrusted sources that make this call need an explicit approval (side effects)."""
+        return untrusted if self.side_effect else ()
 
     def openai_schema(self) -> dict[str, Any]:
         """This tool in the OpenAI Chat Completions `tools` format."""

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from larkbot.config import LarkConfig
+from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.turn_input import TurnInputs
-from larkbot.lark.turn_runner import TurnAgent, TurnRunner
+from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
@@ -58,7 +59,7 @@ class Dispatcher:
     def __init__(
         self,
         *,
-        agent: TurnAgent,
+        agent: Agent,
         journal: InboundJournal,
         owners: Owners,
         commands: Commands,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from larkbot.config import LarkConfig
-from larkbot.content_parts import Content
 from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
+from larkbot.events import FinalAnswer
+from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
@@ -21,22 +21,12 @@ from larkbot.logs import get_logger
 log = get_logger("larkbot.lark.turn")
 
 
-class TurnAgent(Protocol):
-    """What a turn needs of the agent: its event stream."""
-
-    def stream_chat(
-        self, session_id: str, user_input: Content, ctx: RequestContext
-    ) -> AsyncIterator[AgentEvent]:
-        """The events of one turn, ending with a FinalAnswer or an ErrorEvent."""
-        ...
-
-
 class TurnRunner:
     """Runs one claimed message to a delivered answer; the Dispatcher decides when."""
 
     def __init__(
         self,
-        agent: TurnAgent,
+        agent: Agent,
         journal: InboundJournal,
         owners: Owners,
         commands: Commands,
@@ -136,29 +126,9 @@ class TurnRunner:
     ) -> FinalAnswer | str:
         """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
         command = parse_command(msg.text)
-        try:
-            if command is not None and command[0] == "/stop":
-                return FinalAnswer(self.stop_notes.pop(msg.message_id, "Nothing to stop."))
-            if command is not None:
-                text = await self.commands.run(command[0], command[1], msg, ctx.session_id)
-                return FinalAnswer(text)
-            user_input = await self.inputs.build(msg, ctx) if self.inputs else msg.text
-            final: FinalAnswer | None = None
-            error = "the turn ended without an answer"
-            async with asyncio.timeout(self.lark().turn_timeout_seconds):
-                async for event in self.agent.stream_chat(ctx.session_id, user_input, ctx):
-                    if isinstance(event, FinalAnswer):
-                        final = event
-                        continue
-                    if isinstance(event, ErrorEvent):
-                        error = event.message
-                    await view.on_event(event)
-            return final if final is not None else error
-        except asyncio.CancelledError:
-            raise
-        except TimeoutError:
-            log.warning("lark_turn_timeout", message_id=msg.message_id)
-            return "it took too long."
-        except Exception:
-            log.error("lark_turn_failed", message_id=msg.message_id, exc_info=True)
-            return "an internal error occurred."
+        if command is not None and command[0] == "/stop":
+            return FinalAnswer(self.stop_notes.pop(msg.message_id, "Nothing to stop."))
+        if command is not None:
+            return await answer_command(self.commands, command, msg, ctx)
+        timeout = self.lark().turn_timeout_seconds
+        return await answer_message(self.agent, self.inputs, msg, ctx, view, timeout)

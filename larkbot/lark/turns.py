@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -90,7 +91,9 @@ class PlainReplyView:
 
     async def send_text(self, text: str, part: str = "a") -> None:
         """Post `text` as one or more replies (budgeted cards when it is markdown)."""
-        for i, (msg_type, content) in enumerate(answer_messages(text)):
+        # reading and splitting a very long answer is CPU work: a thread keeps the loop answering
+        messages = await asyncio.to_thread(answer_messages, text)
+        for i, (msg_type, content) in enumerate(messages):
             await self._reply(msg_type, content, f"{part}{i}")
 
     async def finish(self, answer: FinalAnswer) -> None:

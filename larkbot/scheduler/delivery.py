@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
@@ -68,7 +69,9 @@ class LarkNotifier:
 
     async def notify(self, chat_id: str, text: str, uuid: str) -> None:
         """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
-        for i, (msg_type, content) in enumerate(answer_messages(text)):
+        # reading and splitting a very long answer is CPU work: a thread keeps the loop answering
+        messages = await asyncio.to_thread(answer_messages, text)
+        for i, (msg_type, content) in enumerate(messages):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
             await self._client.send(chat_id, msg_type, content, uuid=uid)
 
