@@ -43,7 +43,7 @@ def _free_port() -> int:
 async def _site() -> tuple[web.AppRunner, str]:
     """A loopback page for web_fetch and a SearXNG-shaped JSON search for web_search."""
     page = "<html><head><title>Loopback</title></head><body><article><h1>Loopback page</h1>"
-    page += "<p>" + "The installed web_fetch read this paragraph. " * 8 + "</p></article></body>"
+    page += "<p>" + "The installed product read this paragraph. " * 8 + "</p></article></body>"
 
     async def html(_: web.Request) -> web.Response:
         return web.Response(text=page + "</html>", content_type="text/html")
@@ -85,6 +85,9 @@ def _calls(work: Path, site: str) -> list[tuple[str, dict[str, Any]]]:
         ("send_file", {"path": str(work / "a.txt")}),
         ("web_search", {"query": "anything"}),  # untrusted results: no side effect after these
         ("web_fetch", {"url": f"{site}/page"}),
+        ("browser_session", {"action": "start"}),  # Debian's chromium, driven by playwright
+        ("browser_tab", {"action": "open", "url": f"{site}/page"}),
+        ("browser_page", {"action": "read_text"}),
     ]
 
 
@@ -110,6 +113,7 @@ async def test_installed_serve_runs_every_builtin_tool(
         "llm": {"base_url": fake_llm.base_url, "api_key": "sk-test", "max_retries": 0},
         "storage": {"url": f"sqlite:///{home}/larkbot.db"},
         "owner": {"open_ids": [OWNER]},
+        "agent": {"max_steps": 30},  # one turn calls every tool in turn
         "tools": {
             "web_fetch": {"allow_private_networks": True},
             "web_search": {"provider": "searxng", "base_url": site},
@@ -141,21 +145,27 @@ async def test_installed_serve_runs_every_builtin_tool(
                 await http.post("/lark/events", content=body, headers=headers)
             ).status_code == 200
             approved = 0
-            async with asyncio.timeout(90):
-                while "every tool ran" not in fake_lark.texts():
-                    cards = approval_cards(fake_lark)
-                    for card in cards[approved:]:  # the owner approves each card it is shown
-                        body, headers = seal(click(approval_id_of(card), "approve"))
-                        resp = await http.post("/lark/card", content=body, headers=headers)
-                        assert resp.status_code == 200
-                    approved = len(cards)
-                    await fake_lark.wait_for(
-                        lambda k=approved: (
-                            "every tool ran" in fake_lark.texts()
-                            or len(approval_cards(fake_lark)) > k
-                        ),
-                        timeout=90,
-                    )
+            try:
+                async with asyncio.timeout(120):
+                    while "every tool ran" not in fake_lark.texts():
+                        cards = approval_cards(fake_lark)
+                        for card in cards[approved:]:  # the owner approves each card shown
+                            body, headers = seal(click(approval_id_of(card), "approve"))
+                            resp = await http.post("/lark/card", content=body, headers=headers)
+                            assert resp.status_code == 200
+                        approved = len(cards)
+                        await fake_lark.wait_for(
+                            lambda k=approved: (
+                                "every tool ran" in fake_lark.texts()
+                                or len(approval_cards(fake_lark)) > k
+                            ),
+                            timeout=120,
+                        )
+            except TimeoutError:
+                done = len(fake_llm.requests)
+                raise AssertionError(
+                    f"stuck after {done} model calls: {fake_lark.texts()}"
+                ) from None
     finally:
         proc.terminate()
         _, stderr = await asyncio.wait_for(proc.communicate(), 20)
@@ -176,6 +186,7 @@ async def test_installed_serve_runs_every_builtin_tool(
     advertised = {t["function"]["name"] for t in fake_llm.requests[0]["tools"]}
     assert set(ran) == {name for name, _ in calls} == advertised - NOT_HERE - {"find_tools"}
     assert "needle-4711" in ran["rg_search"] and "a.txt" in ran["fd_find"]
-    assert "The installed web_fetch read this paragraph" in ran["web_fetch"]
+    assert "The installed product read this paragraph" in ran["web_fetch"], ran["web_fetch"]
+    assert "The installed product read this paragraph" in ran["browser_page"]
     assert "round trip" in ran["knowledge_read"] and "shell-ran" in ran["shell"]
     assert fake_lark.uploads and any(m["msg_type"] == "interactive" for m in fake_lark.sent)
