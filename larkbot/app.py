@@ -34,6 +34,7 @@ from larkbot.lark.webhook import CARD_ACTION_TRIGGER
 from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
 from larkbot.lark.ws import LarkLongConnection
 from larkbot.logs import get_logger
+from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler.wiring import leading_scheduler
 from larkbot.tasks import cancel_and_wait
@@ -153,7 +154,11 @@ class App:
                 agent=agent,
                 journal=journal,
                 owners=owners,
-                commands=Commands(owners, agent.reset),
+                commands=Commands(
+                    owners,
+                    agent.reset,
+                    lambda sid: status_text(core.live.get(), core.provider, core.usage, sid),
+                ),
                 view_factory=make_view_factory(client, s.lark),
                 lark=lambda: self.settings.lark,
                 inputs=TurnInputs(client, directory, lambda: self.settings, core.http),

@@ -142,6 +142,7 @@ CHECKS: list[Check | str] = [
     check_config,
     check_storage,
     check_llm,
+    "larkbot.providers.probe:check_model",
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.scheduler.doctor:check_scheduler",
     "tools.browser.doctor:check_browser",

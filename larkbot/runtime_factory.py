@@ -16,9 +16,10 @@ from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy
 from larkbot.policy.paths import ProtectedPaths
 from larkbot.policy.secrets import SecretScrubber
-from larkbot.providers.openai_compat import OpenAICompatProvider
+from larkbot.providers.fallback import FallbackChain, build_provider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
+from larkbot.usage import UsageStore
 from tools.mcp import McpManager
 from tools.plugins import load_builtin_tools, load_plugins
 from tools.registry import ToolRegistry
@@ -55,8 +56,9 @@ class Core:
     http: httpx.AsyncClient
     runtime: ToolRuntime
     registry: ToolRegistry
-    provider: OpenAICompatProvider
+    provider: FallbackChain
     store: SessionStore
+    usage: UsageStore
     policy: Policy
     owns_http: bool = True
     mcp: McpManager | None = None
@@ -78,6 +80,7 @@ class Core:
             interface or self.runtime.interface,
             audit=audit,
             scrubber=SecretScrubber(self.live.get),
+            usage=self.usage,
         )
 
     async def aclose(self) -> None:
@@ -112,6 +115,8 @@ async def build_core(
     try:
         store = SessionStore(db)
         await store.init()
+        usage = UsageStore(db, settings.llm.prices)
+        await usage.init()
         rt = ToolRuntime(interface=interface, live=live, http=client, db=db)
         registry = build_registry(rt, plugins)
     except BaseException:
@@ -119,10 +124,20 @@ async def build_core(
         if http is None:
             await client.aclose()
         raise
-    provider = OpenAICompatProvider(settings.llm, client)
+    provider = build_provider(settings.llm, client)
     policy = Policy(lambda: live.get().owner.share, protected=ProtectedPaths(live.get))
     core = Core(
-        settings, live, db, client, rt, registry, provider, store, policy, owns_http=http is None
+        settings,
+        live,
+        db,
+        client,
+        rt,
+        registry,
+        provider,
+        store,
+        usage,
+        policy,
+        owns_http=http is None,
     )
     if mcp and settings.mcp.servers:
         # a server that fails to start is logged and retried in the background, never fatal

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from larkbot.config import Settings
-from larkbot.content_parts import Content, local_image_part, sees_images, text_part
+from larkbot.content_parts import Content, local_image_part, text_part
 from larkbot.context import RequestContext
 from larkbot.lark.attachments import human_size
 from larkbot.lark.client import LarkClient
@@ -36,6 +36,7 @@ from larkbot.lark.media_in import Inbox, MediaError, prepare_image
 from larkbot.lark.people import Directory
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
+from larkbot.providers.capabilities import sees_images
 
 log = get_logger("larkbot.lark.turn_input")
 FILE_TEXT_CHARS = 20_000
@@ -190,7 +191,7 @@ class TurnInputs:
             return
         if own:
             out.uploads += [raw, image]
-        if sees_images(s.llm.model, s.llm.vision):
+        if sees_images(s):
             out.images.append(image)
             out.lines.append(f"[{who} sent an image (attached; saved at {image}).]")
         else:

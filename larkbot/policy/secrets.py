@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from larkbot.config import Settings
 
-MIN_SECRET_CHARS = 6  # shorter values would redact ordinary words
+MIN_SECRET_CHARS = 8  # shorter values ("secret", "admin") would redact ordinary words
 
 
 def _password(url: str) -> str:
