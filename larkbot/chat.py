@@ -27,7 +27,7 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.logs import configure_logging
-from larkbot.policy.secrets import make_undumpable
+from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import read_line
 
@@ -150,6 +150,7 @@ def run_chat(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot chat`."""
     fmt = "json" if settings.logging.format == "json" else "console"
     level = settings.logging.level if settings.logging.level != "info" else "warning"
-    configure_logging(level, fmt)  # info logs would interleave with the conversation
+    # info logs would interleave with the conversation; secret values never reach a log line
+    configure_logging(level, fmt, SecretScrubber(lambda: settings).text)
     make_undumpable()  # a tool's child process cannot read our environment (the keys)
     return asyncio.run(_main(settings))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+import structlog
+
 from larkbot.config import parse_settings
+from larkbot.logs import configure_logging, get_logger
 from larkbot.policy.secrets import SecretScrubber, bot_secrets
 from tests.core_helpers import collect, ctx, make_rig, settings_for
 from tests.fakes.llm import FakeLLM
@@ -77,3 +82,23 @@ def test_the_process_marks_itself_not_dumpable() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert out.stdout.split() == ["True", "True", "False"], out.stderr
+
+
+def test_logs_hide_secret_values_and_credential_keys_at_any_depth(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = parse_settings({"llm": {"api_key": "sk-live-789"}})
+    saved = structlog.get_config()
+    configure_logging("debug", "json", SecretScrubber(lambda: settings).text)
+    try:
+        get_logger("t").info(
+            "tool_call",
+            arguments={"command": "curl -H 'x: sk-live-789'", "opts": [{"api_key": "k-12345678"}]},
+            note="key sk-live-789 in a message",
+        )
+    finally:
+        structlog.configure(**saved)
+    line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert "sk-live-789" not in json.dumps(line) and "k-12345678" not in json.dumps(line)
+    assert line["arguments"]["command"] == "curl -H 'x: [redacted: llm.api_key]'"
+    assert line["arguments"]["opts"] == [{"api_key": "[redacted]"}]

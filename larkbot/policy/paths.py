@@ -17,9 +17,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from larkbot.config import Settings
+from tools.builtin._protected import hard_link_into
 
 PROC_PRIVATE = re.compile(r"^/proc/(self|thread-self|\d+)(/task/\d+)?/(environ|mem|auxv)$")
-MAX_INODE_SCAN = 20_000  # files under the protected roots; past it, any hard link is suspect
 
 
 def resolve(path: str) -> Path:
@@ -74,7 +74,8 @@ class ProtectedPaths:
         proc = Path("/proc")
         if tree and (_inside(target, proc) or _inside(proc, target)):
             return f"{target} (contains process environments)"
-        return self._hard_link(target, roots, open_dirs)
+        link = hard_link_into(target, roots, skip=open_dirs)  # `ln config.yaml /tmp/x`
+        return f"{target} ({link})" if link else None
 
     def first(self, paths: Iterable[str], tree: bool = False) -> str | None:
         """The first protected hit among `paths`."""
@@ -82,36 +83,4 @@ class ProtectedPaths:
             found = self.hit(path, tree)
             if found:
                 return found
-        return None
-
-    @staticmethod
-    def _hard_link(target: Path, roots: list[Path], open_dirs: list[Path]) -> str | None:
-        """A second name for a protected file (`ln config.yaml /tmp/x`) is protected too."""
-        try:
-            st = target.stat()
-        except OSError:
-            return None
-        if st.st_nlink < 2 or not target.is_file():
-            return None
-        wanted, seen = (st.st_dev, st.st_ino), 0
-        for root in roots:
-            for base, dirs, files in os.walk(root):
-                dirs[:] = [d for d in dirs if not any(_inside(Path(base, d), o) for o in open_dirs)]
-                for name in files:
-                    seen += 1
-                    if seen > MAX_INODE_SCAN:
-                        return f"{target} (a hard link; too many protected files to rule it out)"
-                    try:
-                        other = os.stat(os.path.join(base, name), follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if (other.st_dev, other.st_ino) == wanted:
-                        return f"{target} (a hard link to {os.path.join(base, name)})"
-            if root.is_file():
-                try:
-                    other = root.stat()
-                except OSError:
-                    continue
-                if (other.st_dev, other.st_ino) == wanted:
-                    return f"{target} (a hard link to {root})"
         return None

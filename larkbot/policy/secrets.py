@@ -48,11 +48,16 @@ class SecretScrubber:
 
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self._settings = settings
+        self._cached: tuple[Settings | None, list[tuple[str, str]]] = (None, [])
 
     def _pairs(self) -> list[tuple[str, str]]:
-        # longest first: a key that contains another is replaced whole
-        secrets = bot_secrets(self._settings())
-        return sorted(((v, n) for n, v in secrets.items()), key=lambda p: -len(p[0]))
+        settings = self._settings()
+        if self._cached[0] is not settings:  # computed once per (hot-reloaded) settings
+            # longest first: a key that contains another is replaced whole
+            found = bot_secrets(settings)
+            pairs = sorted(((v, n) for n, v in found.items()), key=lambda p: -len(p[0]))
+            self._cached = (settings, pairs)
+        return self._cached[1]
 
     def text(self, value: str) -> str:
         """`value` with every secret replaced by a marker naming it."""

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from tools.base import ToolResult
+from tools.builtin._protected import hard_link_into
 
 MAX_OUTPUT_CHARS = 8000
 
@@ -27,8 +28,9 @@ def temp_roots() -> tuple[Path, ...]:
 
 
 def in_secrets(path: Path, secrets_dir: Path) -> bool:
-    """True when resolved `path` lies in the (resolved) secrets directory."""
-    return inside(path, secrets_dir.expanduser().resolve(strict=False))
+    """True when resolved `path` lies in the secrets directory, or is a hard link into it."""
+    secrets = secrets_dir.expanduser().resolve(strict=False)
+    return inside(path, secrets) or hard_link_into(path, [secrets]) is not None
 
 
 def human_size(n: int) -> str:
