@@ -8,6 +8,7 @@ in-flight turns and closes the same stack. Every part is a typed field of `LarkP
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -21,13 +22,14 @@ from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.client import LarkClient
-from larkbot.lark.commands import Commands
-from larkbot.lark.dispatcher import Dispatcher
-from larkbot.lark.inbound import MESSAGE_EVENT, normalize
+from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands
+from larkbot.lark.dispatcher import Dispatcher, Notify
+from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
+from larkbot.lark.render import reply_uuid, text_content
 from larkbot.lark.streaming import make_view_factory
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
@@ -130,6 +132,16 @@ class App:
         core = await build_core(s, "lark")
         stack.push_async_callback(core.aclose)
         client, bot_open_id = await self._lark_client(core)
+        if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
+            log.warning(
+                "lark_events_unsigned",
+                problem="lark.encrypt_key is not set: Lark sends events without a signature, "
+                "so a captured or forged event cannot be told from a fresh one",
+                effect="until it is set, nobody's message has owner powers here: no tools with "
+                "side effects, no private data, no /claim, card buttons do nothing",
+                hint="set lark.encrypt_key (Lark console → Events & Callbacks → Encryption "
+                "strategy), or use lark.mode: websocket",
+            )
         journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
         await journal.init()
         stack.push_async_callback(journal.close)
@@ -163,6 +175,8 @@ class App:
                 lark=lambda: self.settings.lark,
                 inputs=TurnInputs(client, directory, lambda: self.settings, core.http),
                 sessions=core.store,
+                limits=lambda: self.settings.limits,
+                notify=self._notify_with(client),
             )
         drain = s.server.drain_seconds
         scheduler = leading_scheduler(core, agent, client, owners.check, drain)
@@ -218,19 +232,38 @@ class App:
             )
             return client, ""
 
-    async def submit(self, envelope: dict[str, Any]) -> str:
-        """Hand an authenticated event envelope to the pipeline (webhook and long connection)."""
+    @staticmethod
+    def _notify_with(client: LarkClient) -> Notify:
+        """A short text reply outside any turn (e.g. why a message is not answered)."""
+
+        async def notify(msg: InboundMessage, text: str) -> None:
+            await client.reply(
+                msg.message_id,
+                "text",
+                text_content(text),
+                uuid=reply_uuid(msg.message_id, "notice"),
+                reply_in_thread=bool(msg.thread_id),
+            )
+
+        return notify
+
+    async def submit(self, envelope: dict[str, Any], signed: bool = True) -> str | dict[str, Any]:
+        """Hand an authenticated event envelope to the pipeline (webhook and long connection).
+
+        `signed` False: a webhook event without a signature (no lark.encrypt_key), whose
+        freshness nobody can check; its turn runs with no owner powers.
+        """
         parts = self._parts
         if not self.ready or parts is None:  # e.g. SIGTERM arrived while the body was read
             raise NotAccepting("not ready")
         event_type = envelope.get("header", {}).get("event_type")
-        if event_type == CARD_ACTION_TRIGGER:  # long connection: card actions come this way
-            await self.handle_card(envelope)
-            return "card"
+        if event_type == CARD_ACTION_TRIGGER:  # long connection: the answer is the ACK's data
+            return await self.handle_card(envelope, signed)
         if event_type == RECALLED:  # its queued or running turn stops, unanswered
             message_id = str((envelope.get("event") or {}).get("message_id") or "")
-            recalled = parts.dispatcher is not None and parts.dispatcher.cancel(message_id)
-            return "recalled" if recalled else "ignored"
+            if parts.dispatcher is None:
+                return "ignored"
+            return await parts.dispatcher.recall(message_id)
         if event_type in WELCOME_EVENTS and parts.client is not None:
             greet = parts.welcomer.greet(event_type, envelope.get("event") or {})
             task = asyncio.create_task(greet, name="lark-welcome")
@@ -246,6 +279,8 @@ class App:
             return "ignored"
         if msg is None:
             return "ignored"
+        if not signed:
+            msg = dataclasses.replace(msg, signed=False)
         if parts.dispatcher is None:
             log.warning("lark_reply_impossible", reason="lark.app_id/app_secret not configured")
             return "unconfigured"
@@ -263,11 +298,13 @@ class App:
         for task in list(self._background):
             await cancel_and_wait(task)
 
-    async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
+    async def handle_card(self, envelope: dict[str, Any], signed: bool = True) -> dict[str, Any]:
         """A verified `card.action.trigger`: an Approve / Deny click on an approval card."""
         approvals = self._parts.approvals if self._parts is not None else None
         if approvals is None:
             return {}
+        if not signed:  # an Approve click nobody can prove fresh must not approve anything
+            return {"toast": {"type": "error", "content": UNSIGNED_REFUSAL}}
         return await approvals.handle_card(envelope)
 
     async def _sweep(self, dispatcher: Dispatcher, journal: InboundJournal) -> None:

@@ -50,7 +50,8 @@ class TurnRunner:
             interface="lark",
             session_id=sid,
             sender_id=msg.sender_open_id,
-            is_owner=await self.owners.check(msg.sender_open_id),
+            # an unsigned event's sender is not proven: no owner powers (no side effects)
+            is_owner=msg.signed and await self.owners.check(msg.sender_open_id),
             chat_id=msg.chat_id,
             chat_type=msg.chat_type,
             thread_id=msg.thread_id,
