@@ -99,7 +99,10 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
                 ".a2ui-surface", has_text="Python web frameworks"
             )  # the rank badge and Timeline extensions
             await expect(ranking.locator(".a2ui-text.rankBadge")).to_have_count(4)
-            await expect(ranking.locator(".rankBadge").first).to_have_css("border-radius", "50%")
+            first_badge = ranking.locator(".rankBadge").first
+            await expect(first_badge).to_have_css("border-radius", "999px")
+            box = await first_badge.bounding_box()  # "1" is a circle; longer text a pill
+            assert box is not None and abs(box["width"] - box["height"]) < 1, box
             timeline = page.locator(".a2ui-surface larkbot-timeline li")
             await expect(timeline).to_have_count(3)
             await expect(timeline.nth(1)).to_contain_text("200 testers")
@@ -168,7 +171,10 @@ async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> N
         await say(page, "and as a card")  # A2UI text goes through the same sanitizer
         card = page.locator(".a2ui-surface").first
         await expect(card).to_contain_text("<script>", timeout=TIMEOUT)
-        await expect(card.locator(".rankBadge")).to_have_text(BADGE)
+        badge = card.locator(".rankBadge")
+        await expect(badge).to_have_text(BADGE)
+        box = await badge.bounding_box()  # a long badge is a pill, not a clipped circle
+        assert box is not None and box["width"] > 2 * box["height"], box
         assert await card.locator("script, img, b").count() == 0
         assert await card.locator("a").get_attribute("href") is None
         assert await page.evaluate("window.__pwned") is None
