@@ -194,6 +194,7 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
             "creator": {"open_id": "web", "is_owner": True},
         }
         await sched.create("morning-news", "summarise the news", interval_minutes=60, **job)
+        await sched.create("standup", "remind me of the standup", cron="30 9 * * 1,3", **job)
         await sched.execute(
             job_id="morning-news",
             prompt="summarise the news",
@@ -208,11 +209,16 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".schedule-last .answer strong")).to_have_text("larks")
         await card.locator(".schedule-runs summary").click()
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
+        await expect(card.locator(".schedule-when")).to_have_text("every 60 min")
+        standup = page.locator(".schedule[data-job-id=standup] .schedule-when")
+        await expect(standup).to_have_text("every Mon, Wed 09:30")  # the trigger in English
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
         await card.locator(".schedule-runs summary").click()  # the view was redrawn in Chinese
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
         await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
+        await expect(card.locator(".schedule-when")).to_have_text("每 60 分钟")
+        await expect(standup).to_have_text("每周一、三 09:30")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 
