@@ -201,7 +201,7 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
             fire_time=datetime.now(UTC),
             **job,
         )
-        page = await browser.new_page(viewport={"width": 1100, "height": 800})
+        page = await browser.new_page(viewport={"width": 1100, "height": 800}, timezone_id="UTC")
         await log_in(page, s.url("").rstrip("/"))
         await page.click("#nav-schedules")
         card = page.locator(".schedule[data-job-id=morning-news]")
@@ -211,14 +211,14 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
         await expect(card.locator(".schedule-when")).to_have_text("every 60 min")
         standup = page.locator(".schedule[data-job-id=standup] .schedule-when")
-        await expect(standup).to_have_text("every Mon, Wed 09:30")  # the trigger in English
+        await expect(standup).to_have_text("every Mon, Wed 09:30 (Asia/Shanghai)")  # not UTC
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
         await card.locator(".schedule-runs summary").click()  # the view was redrawn in Chinese
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
         await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
         await expect(card.locator(".schedule-when")).to_have_text("每 60 分钟")
-        await expect(standup).to_have_text("每周一、三 09:30")
+        await expect(standup).to_have_text("每周一、三 09:30 (Asia/Shanghai)")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 

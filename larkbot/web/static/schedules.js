@@ -32,7 +32,10 @@ function when(value) {
 
 export async function loadSchedules() {
   const resp = await api("GET", "/api/schedules");
-  const { schedules } = await resp.json();
+  const { schedules, timezone } = await resp.json();
+  // a cron job's clock time is in the scheduler's zone: say which when the browser's differs
+  const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const zoneNote = timezone && timezone !== here ? ` (${timezone})` : "";
   const box = $("schedules");
   box.replaceChildren();
   if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
@@ -40,7 +43,7 @@ export async function loadSchedules() {
     const card = node("section", "schedule");
     card.dataset.jobId = job.id;
     const head = node("div", "schedule-head");
-    head.append(node("strong", null, job.id), node("span", "schedule-when", triggerWords(job.describe)));
+    head.append(node("strong", null, job.id), node("span", "schedule-when", triggerWords(job.describe) + ((job.schedule || "").startsWith("every") ? "" : zoneNote)));
     const remove = node("button", "danger small", t("remove"));
     remove.addEventListener("click", async () => {
       if (!confirm(t("removeConfirm"))) return;
