@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 
+from larkbot.config_env import Expansion, expand_env, overlay_env
 from larkbot.config_sections import BrowserConfig, ComputerUseConfig, Section, WebConfig
 from larkbot.errors import ConfigError
 
@@ -53,6 +53,14 @@ class OwnerConfig(Section):
 
     open_ids: list[str] = Field(default_factory=list)
     share: dict[str, Literal["everyone"] | list[str]] = Field(default_factory=dict)
+
+    @field_validator("open_ids", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        """`ou_a,ou_b` (LARKBOT_OWNER_OPEN_IDS, or `${…}` in YAML) is a list too."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
 
 class LLMConfig(Section):
@@ -195,6 +203,7 @@ class Settings(Section):
     computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig)
     home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
     source: Path | None = Field(default=None, exclude=True)
+    unset_vars: list[tuple[str, str]] = Field(default_factory=list, exclude=True)
 
     @property
     def secrets_dir(self) -> Path:
@@ -210,29 +219,6 @@ class Settings(Section):
 def larkbot_home() -> Path:
     """`$LARKBOT_HOME`, defaulting to `~/.larkbot`."""
     return Path(os.environ.get("LARKBOT_HOME") or "~/.larkbot").expanduser()
-
-
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def expand_env(value: Any, env: dict[str, str], path: str = "") -> Any:
-    """Expand `${VAR}` and `${VAR:-default}` in every string of a YAML tree."""
-    if isinstance(value, dict):
-        return {k: expand_env(v, env, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [expand_env(v, env, f"{path}[{i}]") for i, v in enumerate(value)]
-    if not isinstance(value, str):
-        return value
-
-    def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
-        if name in env and env[name] != "":
-            return env[name]
-        if default is not None:
-            return default
-        return ""
-
-    return _VAR.sub(sub, value)
 
 
 def resolve_config_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, bool]:
@@ -266,13 +252,15 @@ def parse_settings(raw: dict[str, Any], source: Path | None = None) -> Settings:
     env.setdefault("LARKBOT_HOME", str(home))
     if not env["LARKBOT_HOME"]:
         env["LARKBOT_HOME"] = str(home)
-    data = expand_env(raw, env)
+    seen = Expansion()
+    data = overlay_env(expand_env(raw, env, seen=seen), env)  # env values stay verbatim
     try:
         settings = Settings.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(err, source)) from None
     settings.home = home
     settings.source = source
+    settings.unset_vars = seen.unset
     settings.storage.url = expand_env(settings.storage.url, env)
     settings.knowledge.dir = expand_env(settings.knowledge.dir, env)
     return settings
