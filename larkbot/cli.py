@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, tools, jobs."""
+"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "larkbot.doctor:run_doctor",
     "tools": "larkbot.tools_cli:run_tools",
     "jobs": "larkbot.scheduler.cli:run_jobs",
+    "owner": "larkbot.owner_cli:run_owner",
 }
 
 
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = add("jobs", "list, show or remove scheduled tasks")
     jobs.add_argument("action", choices=["list", "show", "remove"])
     jobs.add_argument("job_id", nargs="?")
+    owner = add("owner", "list, add or remove the bot's owners")
+    owner.add_argument("action", choices=["list", "add", "remove"])
+    owner.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     return parser
 
 

@@ -316,6 +316,11 @@ class Dispatcher:
         return queued
 
     @property
+    def queued(self) -> int:
+        """Messages waiting in this replica's session queues (the running ones included)."""
+        return sum(len(q) for q in self._queues.values())
+
+    @property
     def in_flight(self) -> int:
         """Session workers still running."""
         return len(self._tasks)
