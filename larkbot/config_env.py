@@ -46,7 +46,9 @@ def overlay_env(raw: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     return merged
 
 
-def expand_env(value: Any, env: dict[str, str], path: str = "", seen: Expansion | None = None) -> Any:
+def expand_env(
+    value: Any, env: dict[str, str], path: str = "", seen: Expansion | None = None
+) -> Any:
     """Expand `${VAR}` and `${VAR:-default}` (defaults may nest) in every string of a YAML tree."""
     if isinstance(value, dict):
         return {

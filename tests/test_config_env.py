@@ -54,7 +54,10 @@ def test_every_contract_variable_works_with_no_file(
     )
     assert s.owner.open_ids == ["ou_a", "ou_b"]
     assert s.web.token.get_secret_value() == "web-env"
-    assert (s.storage.url, s.storage.redis_url) == ("sqlite:////tmp/env.db", "redis://127.0.0.1:1/0")
+    assert (s.storage.url, s.storage.redis_url) == (
+        "sqlite:////tmp/env.db",
+        "redis://127.0.0.1:1/0",
+    )
     assert (s.server.host, s.server.port) == ("127.0.0.1", 9099)
     assert s.unset_vars == []
 
