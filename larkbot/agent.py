@@ -234,8 +234,8 @@ class Agent:
                 if isinstance(item, Completion):
                     metrics.count_llm_request(model, True, item.usage)
                 yield item
-        except ProviderError:
-            metrics.count_llm_request(model, False)
+        except ProviderError as err:
+            metrics.count_llm_request(model, False, error=str(err))
             raise
 
     async def _model_events(

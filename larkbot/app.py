@@ -60,6 +60,11 @@ class App:
         install_approvals(self)  # Approve/Deny cards for owners' dangerous calls (issue 4)
 
     @property
+    def started(self) -> bool:
+        """True between a successful `build_core` in `start()` and `stop()`."""
+        return self._core is not None
+
+    @property
     def core(self) -> Core:
         """Database, http client, registry, provider and sessions (after `start`)."""
         assert self._core is not None, "App.start() first"

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from larkbot import __version__
 from larkbot.config import Settings, load_settings
 from larkbot.errors import ConfigError
+from larkbot.preflight import StartupError
 
 # subcommand -> "module:function(settings, args) -> exit code"; imported lazily so that
 # `larkbot --help` stays fast and one subsystem's import cost never slows another command.
@@ -69,6 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"larkbot: {err}", file=sys.stderr)
         return 2
+    except StartupError as err:
+        print(f"larkbot {args.command}: cannot start: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

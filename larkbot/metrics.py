@@ -8,6 +8,8 @@ names, interface names, Lark error codes, path templates), never ids or user tex
 from __future__ import annotations
 
 import re
+import time
+from dataclasses import dataclass
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -72,6 +74,23 @@ QUEUE_DEPTH = Gauge(
     registry=REGISTRY,
 )
 
+
+@dataclass
+class LastResult:
+    """The outcome of the latest model request (for `/readyz`); None before the first."""
+
+    ok: bool | None = None
+    at: float = 0.0
+    error: str = ""
+
+    def describe(self) -> str:
+        """`ok 12 s ago` or `failed 3 s ago: …`."""
+        ago = f"{time.time() - self.at:.0f} s ago"
+        return f"ok {ago}" if self.ok else f"failed {ago}: {self.error}"
+
+
+LLM_LAST = LastResult()
+
 # /open-apis/im/v1/messages/om_abc/reply -> /open-apis/im/v1/messages/:id/reply
 _ID_SEGMENT = re.compile(r"^(?!v\d+$)(?=.*\d)[\w.-]{6,}$|^(om|oc|ou|on|omt|img|file|cli)_\w+$")
 
@@ -92,9 +111,12 @@ def count_tool_call(tool: str, outcome: str) -> None:
     TOOL_CALLS.labels(tool, outcome).inc()
 
 
-def count_llm_request(model: str, ok: bool, usage: dict[str, object] | None = None) -> None:
+def count_llm_request(
+    model: str, ok: bool, usage: dict[str, object] | None = None, error: str = ""
+) -> None:
     """One finished model request, with its token usage when the endpoint reported it."""
     LLM_REQUESTS.labels(model, "ok" if ok else "error").inc()
+    LLM_LAST.ok, LLM_LAST.at, LLM_LAST.error = ok, time.time(), error[:200]
     for kind in ("prompt", "completion"):
         tokens = (usage or {}).get(f"{kind}_tokens")
         if isinstance(tokens, int) and tokens > 0:

@@ -1,4 +1,5 @@
-"""`larkbot serve` as a real process: starts without Lark credentials, SIGTERM → drain → exit 0."""
+"""`larkbot serve` as a real process: starts without Lark credentials (and says so in /healthz),
+SIGTERM → drain → exit 0."""
 
 from __future__ import annotations
 
@@ -44,13 +45,16 @@ async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
             for _ in range(200):  # a readiness probe, bounded (~20 s), like a load balancer's
                 try:
-                    if (await http.get("/healthz")).status_code == 200:
+                    health = await http.get("/healthz")
+                    if "starting" not in health.text:
                         break
                 except httpx.TransportError:
                     pass
                 await asyncio.sleep(0.1)
             else:
-                raise AssertionError("serve never became healthy")
+                raise AssertionError("serve never started")
+            # Honest: up, but it cannot answer anyone without credentials.
+            assert health.status_code == 503 and "app_secret" in health.json()["reason"]
             challenge = {"type": "url_verification", "challenge": "abc", "token": "vt"}
             resp = await http.post("/lark/events", json=challenge)
             assert (resp.status_code, resp.json()) == (200, {"challenge": "abc"})
