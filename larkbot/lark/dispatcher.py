@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
+from larkbot.errors import LarkAPIError
 from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.enrich import model_input
@@ -234,6 +235,8 @@ class Dispatcher:
             return True
         except asyncio.CancelledError:
             raise
+        except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
+            bound.error("lark_delivery_failed", code=err.code, error=str(err), hint=err.hint)
         except Exception:
             bound.error("lark_delivery_failed", exc_info=True)
         try:
