@@ -1,4 +1,5 @@
-"""`larkbot chat`: the agent in a terminal. Streams answers, one line per tool call, y/N consent."""
+"""`larkbot chat`: the agent in a terminal. On a terminal: `chat_repl` (rich: spinner, markdown,
+Ctrl-C stops the answer); piped: plain lines, one per tool call, y/N consent."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.logs import configure_logging
+from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import read_line
 
@@ -133,17 +135,27 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
     return 1 if view.failed else 0
 
 
-async def _main(settings: Settings) -> int:
+async def _main(settings: Settings, level: str) -> int:
     from larkbot.scheduler.hooks import writer_scheduler
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # piped: plain lines, y/N
+        async with open_core(settings, "cli") as core, writer_scheduler(core):
+            return await chat_loop(core.agent(TuiConsentProvider()), sys.stdin.isatty())
+    from larkbot.chat_repl import RichConsent, new_console, rich_loop
+    from larkbot.chat_view import LineReader, RichView, route_logs_to
+
+    view = RichView(new_console(), _ui_renderer())
+    route_logs_to(view, level)  # warnings go to the status line, not into the conversation
+    reader = LineReader()
+    banner = f"larkbot chat — {settings.llm.model} at {settings.llm.base_url}"
     async with open_core(settings, "cli") as core, writer_scheduler(core):
-        agent = core.agent(TuiConsentProvider())
-        return await chat_loop(agent, sys.stdin.isatty())
+        return await rich_loop(core.agent(RichConsent(view, reader)), view, reader, banner)
 
 
 def run_chat(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot chat`."""
+    check_writable(settings)
     fmt = "json" if settings.logging.format == "json" else "console"
     level = settings.logging.level if settings.logging.level != "info" else "warning"
     configure_logging(level, fmt)  # info logs would interleave with the conversation
-    return asyncio.run(_main(settings))
+    return asyncio.run(_main(settings, level))
