@@ -19,6 +19,7 @@ from larkbot.consent import TuiConsentProvider
 from larkbot.context import RequestContext
 from larkbot.events import (
     AgentEvent,
+    AttachmentReady,
     ErrorEvent,
     FinalAnswer,
     TextDelta,
@@ -88,6 +89,10 @@ class TerminalView:
             self.line(f"  {mark} {event.name}: {_short(event.content)} ({size})")
         elif isinstance(event, UiPayload):
             self._show_ui(event.ui)
+        elif isinstance(event, AttachmentReady):
+            a = event.attachment
+            caption = f" — {a.caption}" if a.caption else ""
+            self.line(f"  📎 {a.kind} from {event.tool}: {a.path}{caption}")
         elif isinstance(event, ErrorEvent):
             self.failed = True
             self.line(f"✗ {event.message}")

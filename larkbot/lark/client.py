@@ -1,4 +1,4 @@
-"""LarkClient: the few Open Platform calls the bot makes (IM messages, reactions, CardKit)."""
+"""LarkClient: the Open Platform calls the bot makes (IM messages and media, contacts, CardKit)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,15 @@ import httpx
 
 from larkbot.config import LarkConfig
 from larkbot.errors import LarkAPIError
-from larkbot.lark.transport import TRANSPORT_ERROR, LarkTransport, RetryPolicy
+from larkbot.lark.binary import TRANSPORT_ERROR, Download
+from larkbot.lark.transport import LarkTransport, RetryPolicy
 
 MESSAGES = "/open-apis/im/v1/messages"
 CARDS = "/open-apis/cardkit/v1/cards"
 BOT_INFO = "/open-apis/bot/v3/info"
+IMAGES = "/open-apis/im/v1/images"
+FILES = "/open-apis/im/v1/files"
+USERS = "/open-apis/contact/v3/users"
 UUID_MAX = 50
 
 
@@ -147,6 +151,40 @@ class LarkClient:
             json={"reaction_type": {"emoji_type": emoji_type}},
         )
         return str(_data(resp).get("reaction_id", ""))
+
+    async def upload_image(self, content: bytes, name: str, mime: str) -> str:
+        """POST /im/v1/images (image_type=message, ≤ 10 MB); returns the image_key."""
+        files = {"image": (name, content, mime)}
+        resp = await self.transport.request(
+            "POST", IMAGES, data={"image_type": "message"}, files=files
+        )
+        return _required(_data(resp), "image_key", "upload image")
+
+    async def upload_file(
+        self, content: bytes, name: str, file_type: str, duration_ms: int | None = None
+    ) -> str:
+        """POST /im/v1/files (≤ 30 MB; `file_type` opus|mp4|pdf|doc|xls|ppt|stream) → file_key."""
+        form = {"file_type": file_type, "file_name": name}
+        if duration_ms is not None:
+            form["duration"] = str(duration_ms)
+        files = {"file": (name, content, "application/octet-stream")}
+        resp = await self.transport.request("POST", FILES, data=form, files=files)
+        return _required(_data(resp), "file_key", "upload file")
+
+    async def download_resource(
+        self, message_id: str, file_key: str, kind: str, max_bytes: int
+    ) -> Download:
+        """GET a user's image or file from their message (`kind` "image" | "file"), capped."""
+        path = f"{MESSAGES}/{_seg(message_id)}/resources/{_seg(file_key)}"
+        return await self.transport.download(path, params={"type": kind}, max_bytes=max_bytes)
+
+    async def get_user(self, open_id: str) -> dict[str, Any]:
+        """GET /contact/v3/users/:open_id → the `user` object (name, en_name, …)."""
+        resp = await self.transport.request(
+            "GET", f"{USERS}/{_seg(open_id)}", params={"user_id_type": "open_id"}
+        )
+        user = _data(resp).get("user")
+        return user if isinstance(user, dict) else {}
 
     async def bot_info(self) -> dict[str, Any]:
         """GET /bot/v3/info → the `bot` object (open_id, app_name, activate_status, …)."""

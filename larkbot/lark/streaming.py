@@ -17,7 +17,7 @@ from cards import lark_cards_of
 from cards.lark_budget import markdown_cards
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, FinalAnswer
+from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.progress import (
@@ -76,6 +76,8 @@ class StreamingCardView:
     # ---- TurnView ----------------------------------------------------------------------------
     async def on_event(self, event: AgentEvent) -> None:
         """Record the event; the updater pushes it at the throttled rate."""
+        if isinstance(event, AttachmentReady):  # delivered after the answer, as plain does
+            await self.plain.on_event(event)
         if self.progress.apply(event):
             self._changed.set()
 
@@ -104,6 +106,7 @@ class StreamingCardView:
         cards = [card for payload in ui for card in lark_cards_of(payload)]
         for i, card in enumerate(cards):  # each ui card as its own message, after the answer
             await self._reply(card, f"ui{i}")
+        await self.plain.deliver_attachments()
 
     async def fail(self, message: str) -> None:
         """Show the failure on the card when one is open, else as a plain reply."""
@@ -112,6 +115,7 @@ class StreamingCardView:
         if self.message_id and not self.broken:
             try:
                 await self._final(self.progress.render(text, final=True), text)
+                await self.plain.deliver_attachments()
                 return
             except Exception:
                 log.warning("lark_stream_fail_card_failed", exc_info=True)

@@ -12,6 +12,14 @@ import httpx
 
 from larkbot import metrics
 from larkbot.errors import LarkAPIError
+from larkbot.lark.binary import (
+    TRANSPORT_ERROR,
+    Download,
+    code_of,
+    decode_json,
+    is_json,
+    read_capped,
+)
 from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.transport")
@@ -19,7 +27,6 @@ log = get_logger("larkbot.lark.transport")
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 RATE_LIMITED = frozenset({99991400, 230020})  # app-level and IM-level frequency limits
 INVALID_TOKEN = frozenset({99991661, 99991663, 99991664, 99991671})
-TRANSPORT_ERROR = -1  # `LarkAPIError.code` when no Lark answer was received at all
 
 
 @dataclass(frozen=True)
@@ -106,9 +113,56 @@ class LarkTransport:
         *,
         params: dict[str, str] | None = None,
         json: dict[str, Any] | None = None,
+        data: dict[str, str] | None = None,
+        files: dict[str, tuple[str, bytes, str]] | None = None,
     ) -> dict[str, Any]:
-        """An authenticated call; returns the decoded body (code 0) or raises LarkAPIError."""
-        return await self._call(method, path, params=params, json=json, auth=True)
+        """An authenticated call; returns the decoded body (code 0) or raises LarkAPIError.
+
+        `data` + `files` send a multipart form (uploads): `files` maps a field to
+        (file name, bytes, content type).
+        """
+        return await self._call(
+            method, path, params=params, json=json, data=data, files=files, auth=True
+        )
+
+    async def download(
+        self, path: str, *, params: dict[str, str] | None = None, max_bytes: int
+    ) -> Download:
+        """GET a binary resource, at most `max_bytes` (TooLarge past it, before reading it all).
+
+        Lark answers errors as JSON (`code`, `msg`), successes as the raw bytes.
+        """
+        retoken = True
+        for _ in range(2):  # one forced token refresh, as for JSON calls
+            token = await self.token()
+            headers = {"Authorization": f"Bearer {token}"}
+            try:
+                async with self._http.stream(
+                    "GET",
+                    self._domain + path,
+                    params=params,
+                    headers=headers,
+                    timeout=self._timeout,
+                ) as resp:
+                    if resp.status_code >= 400 or is_json(resp):
+                        body = decode_json(await resp.aread())
+                        err = LarkAPIError(
+                            code_of(resp.status_code, body),
+                            str(body.get("msg") or resp.reason_phrase),
+                            _log_id(resp),
+                            resp.status_code,
+                        )
+                        if err.code in INVALID_TOKEN and retoken:
+                            retoken = False
+                            self.invalidate(token)
+                            continue
+                        raise err
+                    return await read_capped(resp, max_bytes)
+            except httpx.TransportError as err:
+                raise LarkAPIError(
+                    TRANSPORT_ERROR, f"{type(err).__name__} calling {path}", "", 0
+                ) from None
+        raise LarkAPIError(99991663, "access token rejected twice")
 
     async def _call(
         self,
@@ -117,6 +171,8 @@ class LarkTransport:
         *,
         params: dict[str, str] | None = None,
         json: dict[str, Any] | None = None,
+        data: dict[str, str] | None = None,
+        files: dict[str, tuple[str, bytes, str]] | None = None,
         auth: bool = False,
     ) -> dict[str, Any]:
         retoken = auth  # one forced token refresh per call
@@ -130,6 +186,8 @@ class LarkTransport:
                     self._domain + path,
                     params=params,
                     json=json,
+                    data=data,
+                    files=files,
                     headers=headers,
                     timeout=self._timeout,
                 )
@@ -185,10 +243,7 @@ def _decode(resp: httpx.Response) -> dict[str, Any]:
 
 
 def _code(resp: httpx.Response, body: dict[str, Any]) -> int:
-    code = body.get("code")
-    if isinstance(code, int):
-        return code
-    return 0 if resp.status_code < 400 else TRANSPORT_ERROR
+    return code_of(resp.status_code, body)
 
 
 def _log_id(resp: httpx.Response) -> str:

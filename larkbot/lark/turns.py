@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, FinalAnswer, UiPayload
+from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, UiPayload
+from larkbot.lark.attachments import ReplyTarget, deliver_all
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.render import (
@@ -18,6 +19,7 @@ from larkbot.lark.render import (
     split_answer,
     text_content,
 )
+from tools.base import Attachment
 
 
 class TurnView(Protocol):
@@ -46,17 +48,24 @@ def lark_cards(ui: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [card for u in ui for card in lark_cards_of(u)]
 
 
+def reply_target(message: InboundMessage) -> ReplyTarget:
+    """Replies to the user's message, inside its topic when it is in one."""
+    return ReplyTarget(message.message_id, in_thread=bool(message.thread_id))
+
+
 class PlainReplyView:
     """Replies once at the end: markdown as a card, plain text as text, long answers split.
 
     Every reply carries a `uuid` derived from the inbound message id and the part, so a
     retried or re-run turn cannot post the same part twice (Lark dedups uuids for 1 h).
+    Files and images tools produced (`AttachmentReady`) follow the answer, one message each.
     """
 
     def __init__(self, client: LarkClient, message: InboundMessage) -> None:
         self.client = client
         self.message = message
         self.sent: list[str] = []
+        self.attachments: list[Attachment] = []
         self._ui: list[dict[str, Any]] = []
 
     async def _reply(self, msg_type: str, content: dict[str, Any], part: str) -> None:
@@ -70,9 +79,18 @@ class PlainReplyView:
         self.sent.append(message_id)
 
     async def on_event(self, event: AgentEvent) -> None:
-        """Collect UI payloads; everything else shows only in the final answer."""
+        """Collect UI payloads and attachments; everything else shows only in the answer."""
         if isinstance(event, UiPayload):
             self._ui.append(event.ui)
+        elif isinstance(event, AttachmentReady):
+            self.attachments.append(event.attachment)
+
+    async def deliver_attachments(self) -> None:
+        """Post the collected attachments (each failure becomes a one-line notice)."""
+        pending, self.attachments = self.attachments, []
+        if pending:
+            base = reply_uuid(self.message.message_id, "att")
+            await deliver_all(self.client, pending, reply_target(self.message), base)
 
     async def send_text(self, text: str, part: str = "a") -> None:
         """Post `text` as one or more replies (card when it is markdown)."""
@@ -91,7 +109,9 @@ class PlainReplyView:
             await self.send_text(answer.text)
         for i, card in enumerate(cards):
             await self._reply("interactive", card, f"ui{i}")
+        await self.deliver_attachments()
 
     async def fail(self, message: str) -> None:
-        """A short apology with the safe reason."""
+        """A short apology with the safe reason (files tools already produced still follow)."""
         await self._reply("text", text_content(f"Sorry, I could not answer that: {message}"), "err")
+        await self.deliver_attachments()

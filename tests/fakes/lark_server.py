@@ -22,6 +22,10 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
 - POST  /open-apis/im/v1/messages/{id}/reactions        → reaction_id
 - POST  /open-apis/cardkit/v1/cards, PUT …/cards/{card_id}/elements/{element_id}/content,
   PATCH …/cards/{card_id}/settings, PUT …/cards/{card_id}   (state in `fake.cardkit`)
+- POST  /open-apis/im/v1/images, /open-apis/im/v1/files  multipart uploads (`fake.uploads`)
+- GET   /open-apis/im/v1/messages/{id}/resources/{file_key}  seed with `add_resource`
+- GET   /open-apis/contact/v3/users/{user_id}  seed `fake.users`; `contact_scope = False`
+  answers 99991672 (see tests/fakes/lark_media.py for shapes and error codes)
 
 Controls: `fail_next(route, status=500, code=None, times=1, headers=None, msg=...)` (429 → code
 99991400 by default; faults are answered before the auth check), `set_latency(seconds, route=None)`,
@@ -52,6 +56,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.lark_cardkit import ApiError, CardKit
+from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}")
@@ -104,6 +109,12 @@ class FakeLark:
     requests: list[RecordedRequest] = field(default_factory=list)
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
     cardkit: CardKit = field(default_factory=CardKit)
+    uploads: list[Upload] = field(default_factory=list)
+    resources: dict[tuple[str, str], Resource] = field(default_factory=dict)
+    downloads: list[tuple[str, str]] = field(default_factory=list)
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    contact_scope: bool = True
+    contact_lookups: int = 0
     token_fetches: int = 0
     dedup_hits: int = 0
 
@@ -120,8 +131,10 @@ class FakeLark:
     async def start(self) -> FakeLark:
         """Listen on 127.0.0.1 on a free port; sets `domain`."""
         self._changed = asyncio.Condition()
-        app = web.Application(middlewares=[self._middleware], client_max_size=4 * 1024 * 1024)
+        # room for uploads past Lark's 30 MB limit, so the route can refuse them as Lark does
+        app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         add_routes(app, self)
+        add_media_routes(app, self)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -172,6 +185,18 @@ class FakeLark:
         msg.update(fields)
         self.messages[message_id] = msg
 
+    def add_resource(
+        self,
+        message_id: str,
+        file_key: str,
+        content: bytes = b"",
+        content_type: str = "application/octet-stream",
+        filename: str = "",
+        size: int = 0,
+    ) -> None:
+        """Seed a file/image of a user's message (`size` > 0: that many bytes, generated)."""
+        self.resources[(message_id, file_key)] = Resource(content, content_type, filename, size)
+
     def texts(self) -> list[str]:
         """Convenience: the `text` of every sent text message, in order."""
         return [m["body"].get("text", "") for m in self.sent if m["msg_type"] == "text"]
@@ -199,7 +224,8 @@ class FakeLark:
         resource = request.match_info.route.resource
         route = route_key(f"{request.method} {resource.canonical if resource else request.path}")
         try:
-            body: Any = await request.json() if request.can_read_body else None
+            multipart = request.content_type.startswith("multipart/")  # read by the route
+            body: Any = await request.json() if request.can_read_body and not multipart else None
         except ValueError:
             body = None
         rec = RecordedRequest(

@@ -1,0 +1,94 @@
+"""SendFileTool: send a file from this machine into the current chat (image or file message).
+
+In Lark the file is uploaded and posted right away (`larkbot/lark/attachments.py`), so the
+model learns whether it arrived; elsewhere it is returned as an attachment (the terminal
+prints its path, the web page offers it). Owner only: it sends the owner's data out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from pathlib import Path
+from typing import Any, Literal
+
+from larkbot.context import RequestContext, current_context
+from larkbot.lark.attachments import (
+    IMAGE_MAX_BYTES,
+    AttachmentError,
+    ReplyTarget,
+    checked_size,
+    deliver_attachment,
+    human_size,
+    kind_for,
+)
+from tools.base import Attachment, BaseTool, ToolResult
+from tools.builtin._paths import in_secrets, resolve
+from tools.runtime import ToolRuntime
+
+
+def _target(ctx: RequestContext) -> ReplyTarget:
+    """A reply to the user's message (in its topic), or a new message in a scheduled run's chat."""
+    if ctx.message_id:
+        return ReplyTarget(ctx.message_id, in_thread=bool(ctx.thread_id))
+    return ReplyTarget(chat_id=ctx.chat_id)
+
+
+def _uuid(ctx: RequestContext, path: Path, size: int) -> str:
+    """The same file sent again in the same turn (a re-run after a crash) posts once."""
+    key = f"send_file#{ctx.message_id or ctx.session_id}#{path}#{size}"
+    return hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+class SendFileTool(BaseTool):
+    """Sends a local file to the user: images inline, other files as file messages."""
+
+    name = "send_file"
+    description = (
+        "Send a file from this machine to the user in the current chat: images (png, jpg, "
+        "gif, webp, …, up to 10 MB) appear inline, other files (up to 30 MB) as file "
+        "messages. Use it to deliver reports, exports or pictures you made or found."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Local file path, e.g. ~/out/report.pdf"},
+            "caption": {"type": "string", "description": "Optional text sent with the file."},
+        },
+        "required": ["path"],
+    }
+    side_effect = True  # it posts into the chat: owners only, never shareable
+    private_data = True  # and what it posts is a file of the owner's machine
+
+    def __init__(self, rt: ToolRuntime) -> None:
+        self.rt = rt
+
+    async def run(self, **kw: Any) -> ToolResult:
+        """Check the file, then deliver it (Lark) or hand it to the interface as an attachment."""
+        ctx = current_context.get()
+        if ctx is None:
+            return ToolResult("Error: send_file needs a known requester; refused.", is_error=True)
+        path = resolve(str(kw.get("path", "")))
+        if in_secrets(path, self.rt.settings.secrets_dir):
+            return ToolResult("Error: files in the secrets directory are never sent.", True)
+        try:
+            size = await asyncio.to_thread(checked_size, path)
+        except AttachmentError as err:
+            return ToolResult(f"Error: {err}", is_error=True)
+        inline = kind_for(path) == "image" and size <= IMAGE_MAX_BYTES  # bigger: as a file
+        kind: Literal["image", "file"] = "image" if inline else "file"
+        attachment = Attachment(str(path), kind, caption=str(kw.get("caption") or ""))
+        shown = f"{path.name} ({human_size(size)})"
+        client = self.rt.services.get("lark_client")
+        if ctx.interface != "lark" or client is None:
+            return ToolResult(f"{shown} is attached for the user.", attachments=(attachment,))
+        try:
+            await deliver_attachment(client, attachment, _target(ctx), _uuid(ctx, path, size))
+        except AttachmentError as err:
+            return ToolResult(f"Error: {err}", is_error=True)
+        return ToolResult(f"Sent {shown} to the chat as {'an image' if inline else 'a file'}.")
+
+
+def provide(rt: ToolRuntime) -> list[BaseTool]:
+    """The send_file tool."""
+    return [SendFileTool(rt)]
