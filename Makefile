@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SYS_STAMP := $(VENV)/.system-tools
 
-.PHONY: run test bench lint fmt typecheck clean
+.PHONY: run test bench lint fmt typecheck clean image-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,10 @@ test: $(DEV_STAMP) $(SYS_STAMP)
 
 bench: $(DEV_STAMP) $(SYS_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench
+
+# The Dockerfile's steps without Docker (wheel, clean venv, uid 10001, fresh LARKBOT_HOME).
+image-check:
+	deploy/image-check.sh
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

@@ -56,11 +56,11 @@ class RichConsent:
         return choices.get((answer or "").strip().lower()[:1], "no")
 
     async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        """The consent provider interface: a yes for the session is remembered by the loop."""
+        """The consent provider interface: only an `s` answer is remembered for the session."""
         choice = await self.ask(request)
         if choice == "no":
             return ConsentDecision(False, "the user declined")
-        return ConsentDecision(True, f"allowed by the user ({choice})")
+        return ConsentDecision(True, f"allowed by the user ({choice})", choice == "session")
 
 
 async def _turn(agent: Agent, view: RichView, session: str, text: str) -> None:

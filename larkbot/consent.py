@@ -37,6 +37,7 @@ class ConsentDecision:
 
     allowed: bool
     reason: str = ""
+    for_session: bool = True  # remember a yes for `scope` (never for `always` calls)
 
 
 class ConsentProvider(Protocol):
@@ -105,7 +106,10 @@ class TuiConsentProvider:
     async def decide(self, request: ConsentRequest) -> ConsentDecision:
         """Print what the call does and read y/N."""
         out = self._out or sys.stdout
-        note = " (dangerous: asked every time)" if request.always else ""
+        if request.always:
+            note = " (dangerous: asked every time)"
+        else:
+            note = f" (y also allows {request.scope} for the rest of this session)"
         async with self._lock:
             print(f"\n⚠ {request.tool.name}: {request.description}{note}", file=out, flush=True)
             answer = await read_line("Allow? [y/N] ")

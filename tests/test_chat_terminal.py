@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 
@@ -30,7 +31,7 @@ def _spawn(home: Path, llm: FakeLLM) -> pexpect.spawn:
     )
 
 
-async def _expect(child: pexpect.spawn, pattern: Any, timeout: float = 30) -> str:
+async def _expect(child: pexpect.spawn, pattern: Any, timeout: float = 60) -> str:
     """Wait (bounded, off the event loop: the fakes serve on it) for `pattern`; the text before."""
     await asyncio.to_thread(child.expect, pattern, timeout=timeout)
     return str(child.before)
@@ -42,6 +43,7 @@ async def _until(predicate: Any, timeout: float = 20) -> None:
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.timeout(180)  # a real process in a pty; slow on a loaded machine
 async def test_spinner_ctrl_c_stops_the_answer_and_keeps_the_session(
     home: Path, fake_llm: FakeLLM
 ) -> None:
@@ -93,11 +95,13 @@ class Touch(BaseTool):
 """
 
 
+@pytest.mark.timeout(180)  # a real process in a pty; slow on a loaded machine
 async def test_consent_question_names_what_yes_grants(home: Path, fake_llm: FakeLLM) -> None:
     (home / "tools").mkdir()
     (home / "tools" / "touch.py").write_text(CONSENT_PLUGIN)
-    fake_llm.reply_tools(FakeToolCall("touch", {"path": "/tmp/larkbot-touch/a"}))
-    fake_llm.reply_text("Done.")
+    for name in ("a", "b", "c"):
+        fake_llm.reply_tools(FakeToolCall("touch", {"path": f"/tmp/larkbot-touch/{name}"}))
+        fake_llm.reply_text(f"Done {name}.")
     child = _spawn(home, fake_llm)
     try:
         await _expect(child, "› ")
@@ -106,9 +110,18 @@ async def test_consent_question_names_what_yes_grants(home: Path, fake_llm: Fake
         assert "touch wants to: create /tmp/larkbot-touch/a" in question
         assert "[y] allows this one call" in question
         assert "[s] allows everything under /tmp/larkbot-touch" in question
-        child.sendline("y")
+        child.sendline("y")  # this call only
         await _expect(child, "created /tmp/larkbot-touch/a")
-        await _expect(child, "Done")
+        await _expect(child, "Done a")
+        await _expect(child, "› ")
+        child.sendline("make b")
+        assert "touch wants to: create /tmp/larkbot-touch/b" in await _expect(child, r"\? ")
+        child.sendline("s")  # and the rest of this session
+        await _expect(child, "Done b")
+        await _expect(child, "› ")
+        child.sendline("make c")
+        shown = await _expect(child, "Done c")
+        assert "created /tmp/larkbot-touch/c" in shown and "wants to" not in shown  # not asked
         await _expect(child, "› ")
         child.sendintr()  # at the prompt: Ctrl-C quits
         await _expect(child, pexpect.EOF)
