@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SYS_STAMP := $(VENV)/.system-tools
 
-.PHONY: run test bench lint fmt typecheck clean image-check
+.PHONY: run test bench lint fmt typecheck clean image-check web-vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,20 @@ $(SYS_STAMP): | $(BIN)/python
 
 run: $(STAMP)
 	$(BIN)/larkbot serve
+
+# The web page's two third-party ES modules are committed (users need no build step); this
+# re-fetches them from npm at the pinned versions, with their licence files.
+DOMPURIFY_VERSION := 3.4.18
+MARKED_VERSION := 18.2.1
+WEB_VENDOR := larkbot/web/static/vendor
+web-vendor:
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	(cd "$$tmp" && npm pack --silent dompurify@$(DOMPURIFY_VERSION) marked@$(MARKED_VERSION) >/dev/null \
+	  && mkdir d m && tar xzf dompurify-*.tgz -C d && tar xzf marked-*.tgz -C m) \
+	&& sed '/sourceMappingURL/d' "$$tmp/d/package/dist/purify.es.mjs" > $(WEB_VENDOR)/purify.es.mjs \
+	&& sed '/sourceMappingURL/d' "$$tmp/m/package/lib/marked.esm.js" > $(WEB_VENDOR)/marked.esm.js \
+	&& cp "$$tmp/d/package/LICENSE" $(WEB_VENDOR)/LICENSE.dompurify \
+	&& cp "$$tmp/m/package/LICENSE" $(WEB_VENDOR)/LICENSE.marked
 
 # pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
 test: $(DEV_STAMP) $(SYS_STAMP)

@@ -4,7 +4,10 @@
 # Checks what the image promises: config.example.yaml loads, an unwritable /data is one clear
 # screen, the HEALTHCHECK command follows LARKBOT_PORT, /healthz is honest, /metrics answers.
 # Run as root (it creates the uid-10001 user, like the image); `make image-check` runs it.
+# PYTHON must be an interpreter every user can run (the image's /usr/local/bin/python; here
+# the system one by default, not a pyenv build under /root).
 set -eu
+PYTHON=${PYTHON:-/usr/bin/python3}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/larkbot-image.XXXXXX)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -13,8 +16,8 @@ say() { printf '\n== %s\n' "$*"; }
 t0=$(date +%s)
 
 say "wheel"
-python3 -m pip wheel -q --no-deps "$repo" -w "$work/dist" 2>&1 | grep -v '^WARNING' || true
-python3 -m venv "$work/venv"
+"$PYTHON" -m venv "$work/venv"
+"$work/venv/bin/pip" wheel -q --no-deps "$repo" -w "$work/dist" 2>&1 | grep -v '^WARNING' || true
 "$work/venv/bin/pip" install -q "$(ls "$work"/dist/larkbot-*.whl)[postgres]" 2>&1 | grep -v '^WARNING' || true
 cp "$repo/config.example.yaml" "$work/config.example.yaml"   # COPY config.example.yaml
 chmod -R a+rX "$work"

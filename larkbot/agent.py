@@ -13,6 +13,7 @@ from larkbot import metrics
 from larkbot.access import AllowAll, ToolAccess
 from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, sees_images, text_of
 from larkbot.context import RequestContext, current_context
 from larkbot.errors import ProviderError
 from larkbot.events import (
@@ -128,7 +129,7 @@ class Agent:
 
     # -- the loop ----------------------------------------------------------------------------
 
-    async def run(self, session_id: str, user_input: str, ctx: RequestContext) -> FinalAnswer:
+    async def run(self, session_id: str, user_input: Content, ctx: RequestContext) -> FinalAnswer:
         """Run a turn to the end; on failure the answer is the error message."""
         final: FinalAnswer | None = None
         async for event in self.stream_chat(session_id, user_input, ctx):
@@ -139,9 +140,12 @@ class Agent:
         return final or FinalAnswer("")
 
     async def stream_chat(
-        self, session_id: str, user_input: str, ctx: RequestContext
+        self, session_id: str, user_input: Content, ctx: RequestContext
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn, yielding text deltas, tool events, consent requests and the answer."""
+        """Run one turn, yielding text deltas, tool events, consent requests and the answer.
+
+        `user_input` is text, or OpenAI content parts (text and images, `content_parts.py`).
+        """
         if ctx.session_id != session_id:
             ctx = ctx.with_session(session_id)
         lock = self._locks.get(session_id)
@@ -167,7 +171,7 @@ class Agent:
             metrics.observe_turn(ctx.interface, outcome, time.monotonic() - started)
 
     async def _turn(
-        self, session_id: str, user_input: str, ctx: RequestContext
+        self, session_id: str, user_input: Content, ctx: RequestContext
     ) -> AsyncIterator[AgentEvent]:
         settings = self.settings
         if self._own_executor:  # follow a hot-reloaded tools.timeout_seconds
@@ -176,9 +180,11 @@ class Agent:
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
         user_msg: Message = {"role": "user", "content": user_input}
-        prompt = build_system_prompt(settings, ctx, user_input, fast=settings.agent.fast_path)
+        user_text = text_of(user_input)
+        prompt = build_system_prompt(settings, ctx, user_text, fast=settings.agent.fast_path)
         system: Message = {"role": "system", "content": prompt}
-        turn: list[Message] = [user_msg]
+        context = await _with_images([*history, user_msg], settings)
+        turn: list[Message] = []
         # The turn is written in one transaction when it ends, fails or is cancelled (so the
         # user's message is kept even when the model fails): one write per turn, not per round.
         unsaved: list[Message] = [user_msg]
@@ -188,7 +194,7 @@ class Agent:
             for _ in range(settings.agent.max_steps):
                 tools = self.registry.openai_tools(self.advertised_tools(ctx))
                 completion: Completion | None = None
-                async for item in self._ask_model([system, *history, *turn], tools):
+                async for item in self._ask_model([system, *context, *turn], tools):
                     if isinstance(item, Completion):
                         completion = item
                     else:
@@ -210,7 +216,7 @@ class Agent:
                 round_msgs = _tool_round(completion.text, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
-            note = _max_steps_note(settings.agent.max_steps, user_input)
+            note = _max_steps_note(settings.agent.max_steps, user_text)
             unsaved.append({"role": "assistant", "content": note})
             await self._save(session_id, unsaved)
             yield TextDelta(note)
@@ -298,6 +304,14 @@ class Agent:
         finally:
             for task in tasks:
                 task.cancel()
+
+
+async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:
+    """Stored image references inlined for a model that sees images (newest few), else notes."""
+    if not any(isinstance(m.get("content"), list) for m in messages):
+        return messages
+    keep = MAX_HISTORY_IMAGES if sees_images(settings.llm.model, settings.llm.vision) else 0
+    return await asyncio.to_thread(materialize, messages, keep)
 
 
 def _tool_round(

@@ -19,8 +19,11 @@ from larkbot.lark.dispatcher import Dispatcher
 from larkbot.lark.inbound import MESSAGE_EVENT, normalize
 from larkbot.lark.journal import open_journal
 from larkbot.lark.owners import Owners
+from larkbot.lark.people import Directory
+from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
+from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core, build_core
 from larkbot.tasks import cancel_and_wait
@@ -52,6 +55,7 @@ class App:
         self.ws: Any = None
         self._core: Core | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()  # welcomes, sent after the ack
         from larkbot.scheduler.hooks import install_scheduler
 
         install_scheduler(self)  # start/stop hooks; registers services["scheduler"]
@@ -96,8 +100,12 @@ class App:
         self.journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
         self.owners = Owners(core.db, s.owner.open_ids)
         self.audit = AuditLog(core.db)
-        for part in (self.journal, self.owners, self.audit):
+        self.directory = Directory(self.client)
+        self.welcomer = Welcomer(core.db, self.client, self.owners, self.directory)
+        for part in (self.journal, self.owners, self.audit, self.welcomer):
             await part.init()
+        inputs = TurnInputs(self.client, self.directory, lambda: self.settings)
+        inputs.http = core.http
         self.access = LarkAccessPolicy(lambda: core.live.get().owner, self.audit)
         self.guard = ChannelGuardProvider()
         self.agent = core.agent(self.guard, self.access, "lark")
@@ -108,7 +116,8 @@ class App:
             commands=Commands(self.owners, self.agent.reset),
             view_factory=self._view,
             lark=lambda: self.settings.lark,
-            messages=self.client,
+            inputs=inputs,
+            has_history=core.store.exists,
         )
         for hook in self.on_start:
             await hook()
@@ -160,8 +169,17 @@ class App:
         event_type = envelope.get("header", {}).get("event_type")
         if event_type == CARD_ACTION_TRIGGER:  # long connection: card actions come this way
             return await self.handle_card(envelope)
+        if event_type == RECALLED:  # its queued or running turn stops, unanswered
+            message_id = str((envelope.get("event") or {}).get("message_id") or "")
+            return "recalled" if self.dispatcher.cancel(message_id, "recalled") else "ignored"
+        if event_type in WELCOME_EVENTS and self.client is not None:
+            greet = self.welcomer.greet(event_type, envelope.get("event") or {})
+            task = asyncio.create_task(greet, name="lark-welcome")
+            self._background.add(task)
+            task.add_done_callback(self._background_done)
+            return "welcome"
         if event_type != MESSAGE_EVENT:
-            return "ignored"
+            return "ignored"  # other events: acknowledged, nothing to do
         try:
             msg = normalize(envelope, self.bot_open_id)
         except Exception:  # sender-controlled shapes must never fail the request
@@ -176,6 +194,11 @@ class App:
         if outcome == "draining":
             raise NotAccepting(outcome)
         return outcome
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("lark_background_failed", exc_info=task.exception())
 
     async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
         """A verified `card.action.trigger`; the cards helper installs `card_handler`."""
@@ -218,6 +241,8 @@ class App:
             await self.ws.aclose()
         if self._sweeper is not None:
             await cancel_and_wait(self._sweeper)
+        for task in list(self._background):
+            await cancel_and_wait(task)
         for hook in reversed(self.on_stop):
             try:
                 await hook()

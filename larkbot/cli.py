@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner."""
+"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner, web-token."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "tools": "larkbot.tools_cli:run_tools",
     "jobs": "larkbot.scheduler.cli:run_jobs",
     "owner": "larkbot.owner_cli:run_owner",
+    "web-token": "larkbot.web.token_cli:run_web_token",
 }
 
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     owner = add("owner", "list, add or remove the bot's owners")
     owner.add_argument("action", choices=["list", "add", "remove"])
     owner.add_argument("open_id", nargs="?", metavar="OPEN_ID")
+    add("web-token", "print a new web token (the old one stops working)")
     return parser
 
 

@@ -41,6 +41,8 @@ class LarkConfig(Section):
     turn_timeout_seconds: float = Field(600.0, gt=0)
     approval_timeout_seconds: float = Field(300.0, gt=0)
     replay_window_seconds: int = Field(300, ge=1)
+    max_download_bytes: int = Field(30 * 1024 * 1024, gt=0)  # images/files users send
+    topic_follow_up: bool = True  # in a topic the bot answered in, no new @ needed
 
     @property
     def configured(self) -> bool:
@@ -75,6 +77,7 @@ class LLMConfig(Section):
     temperature: float | None = None
     max_tokens: int | None = None
     vision: Literal["auto"] | bool = "auto"  # images reach the model as image parts
+    transcription_model: str = ""  # e.g. whisper-1: voice messages via /audio/transcriptions
 
 
 class StorageConfig(Section):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 
@@ -15,7 +17,11 @@ class WebConfig(Section):
     """`web:` the web chat page and its API (`/`, `/chat`, `/api/*`)."""
 
     enabled: bool = True
-    token: SecretStr = SecretStr("")
+    # LARKBOT_WEB_TOKEN works with no config file at all; a `web.token` in the file wins
+    token: SecretStr = Field(
+        default_factory=lambda: SecretStr(os.environ.get("LARKBOT_WEB_TOKEN", ""))
+    )
+    consent_timeout_seconds: float = Field(300.0, gt=0, le=86_400)
 
 
 class BrowserConfig(Section):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import sys
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,11 +32,15 @@ class ConsentRequest:
 
 @dataclass(frozen=True)
 class ConsentDecision:
-    """The answer; `reason` is relayed to the model when not allowed."""
+    """The answer; `reason` is relayed to the model when not allowed.
+
+    `remember`: an allowed, not-`always` call is granted for the rest of the session by scope
+    (False for the web's "allow once").
+    """
 
     allowed: bool
     reason: str = ""
-    for_session: bool = True  # remember a yes for `scope` (never for `always` calls)
+    remember: bool = True
 
 
 class ConsentProvider(Protocol):
@@ -152,15 +155,3 @@ class ChannelGuardProvider:
         if request.always and self.owner_approval is not None:
             return await self.owner_approval.decide(request)
         return ConsentDecision(True, "owner")
-
-
-class WebConsentProvider(ABC):
-    """The web interface (later): emit a consent card on the SSE stream, await the user's click."""
-
-    @abstractmethod
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        """Publish the request and wait for the answer posted to /api/consent/{id}."""
-
-    @abstractmethod
-    def resolve(self, request_id: str, allowed: bool) -> bool:
-        """Deliver the user's answer; False when no such request is waiting."""

@@ -111,6 +111,6 @@ class CallGate:
             why = decision.reason or "declined"
             yield _refused(f"{tool.name} was not allowed: {why}. It did not run; do not retry it.")
             return
-        if not always and decision.for_session:
+        if not always and decision.remember:
             self.grants.grant(ctx.session_id, scope, ctx.sender_id)
         yield verdict

@@ -39,7 +39,13 @@ def describe_channel(ctx: RequestContext) -> str:
         where = "a group chat" if ctx.chat_type == "group" else "a direct (p2p) chat"
         who = f" with {ctx.sender_name}" if ctx.sender_name else ""
         owner = "the bot's owner" if ctx.is_owner else "not the owner (no side-effect tools)"
-        return f"Lark/Feishu, {where}{who}; the sender is {owner}. Lark renders Markdown."
+        people = (
+            " Several people write here: each user message starts with its sender in brackets "
+            "([name], '· owner' marks an owner of the bot); keep people and what each said apart."
+            if ctx.chat_type == "group"
+            else ""
+        )
+        return f"Lark/Feishu, {where}{who}; the sender is {owner}. Lark renders Markdown.{people}"
     if ctx.interface == "web":
         return "the web interface"
     return "a terminal chat (`larkbot chat`) with the owner"

@@ -142,6 +142,10 @@ def create_app(app: App) -> web.Application:
     web_app.router.add_get("/healthz", handle_health)
     web_app.router.add_get("/readyz", handle_ready)
     web_app.router.add_get("/metrics", handle_metrics)
+    if app.settings.web.enabled:
+        from larkbot.web import mount_web
+
+        mount_web(web_app, app)
     return web_app
 
 

@@ -6,7 +6,6 @@ from larkbot.consent import (
     ChannelGuardProvider,
     ConsentRequest,
     ConsentStore,
-    WebConsentProvider,
     scope_covers,
 )
 from tests.core_helpers import DangerTool, EchoTool, WriteTool, ctx
@@ -49,7 +48,3 @@ async def test_channel_guard_rules() -> None:
     assert (await guard.decide(request(DangerTool(), owner=True, always=True))).allowed
     refused = await guard.decide(request(EchoTool(), owner=False))
     assert not refused.allowed and "owner" in refused.reason
-
-
-def test_web_consent_provider_is_an_interface() -> None:
-    assert {"decide", "resolve"} <= WebConsentProvider.__abstractmethods__

@@ -1,4 +1,9 @@
-"""Chat commands answered without the model: /new, /whoami, /help, /claim <code>."""
+"""Chat commands answered without the model: /new, /stop, /whoami, /help, /claim <code>.
+
+Chinese aliases: /新对话 (/new), /停止 (/stop), /帮助 (/help); help answers in the language of
+the command used. In a group the conversation is shared by everyone, so only an owner may
+reset it with /new. /stop itself is acted on when it arrives (`Dispatcher`), not in turn.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +13,36 @@ from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.owners import Owners
 
 HELP = """I'm an AI assistant. Ask me anything in a direct message, or @-mention me in a group.
+I read images, files (PDF, Word, Excel, PowerPoint, text) and quoted or forwarded messages.
 Commands:
-/new: start a fresh conversation (forgets this chat's history and approvals)
+/new: start a fresh conversation (forgets this chat's history and approvals; owners only in groups)
+/stop: stop the answer being worked on in this chat
 /whoami: show your open_id and whether you own this bot
 /help: this message
 /claim <code>: become the owner with the pairing code from the server log (DM only, once)"""
 
-COMMANDS = frozenset({"/new", "/whoami", "/help", "/claim"})
+HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
+我能看图片、读文件（PDF、Word、Excel、PowerPoint、文本），也能理解引用和合并转发的消息。
+命令：
+/新对话（/new）：开始新对话，清除本聊天的历史和授权（群聊中仅限机器人主人）
+/停止（/stop）：停止本聊天中正在进行的回答
+/whoami：查看你的 open_id，以及你是否是机器人的主人
+/帮助（/help）：显示本说明
+/claim <配对码>：用服务日志中的配对码成为主人（仅限私聊，一次）"""
+
+COMMANDS = frozenset({"/new", "/stop", "/whoami", "/help", "/claim"})
+ALIASES = {"/新对话": "/new", "/停止": "/stop", "/帮助": "/help"}
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
-    """("/name", "rest") when the message is one of our commands, else None (goes to the model)."""
-    head, _, rest = text.strip().partition(" ")
+    """("/name", "rest") when the message is one of our commands, else None (goes to the model).
+
+    A Chinese alias keeps its own spelling in the rest as "zh" so help can answer in Chinese.
+    """
+    head, _, rest = text.strip().replace("／", "/", 1).partition(" ")
     name = head.lower()
+    if name in ALIASES:
+        return ALIASES[name], rest.strip() or "zh"
     return (name, rest.strip()) if name in COMMANDS else None
 
 
@@ -34,8 +56,13 @@ class Commands:
     async def run(self, name: str, arg: str, msg: InboundMessage, session_id: str) -> str:
         """Execute `name` for the sender of `msg` in `session_id`."""
         if name == "/new":
+            if not msg.is_dm and not await self.owners.check(msg.sender_open_id):
+                return (
+                    "This group's conversation is shared by everyone here, so only an owner "
+                    "of the bot can reset it."
+                )
             await self.reset(session_id)
-            return "Started a fresh conversation."
+            return "已开始新对话。" if arg == "zh" else "Started a fresh conversation."
         if name == "/whoami":
             owner = await self.owners.check(msg.sender_open_id)
             role = "the owner of this bot" if owner else "not an owner of this bot"
@@ -45,4 +72,4 @@ class Commands:
                 return "Usage: /claim <code> (the pairing code is in the server log)."
             result = await self.owners.claim(msg.sender_open_id, arg, msg.is_dm)
             return result.message
-        return HELP
+        return HELP_ZH if arg == "zh" else HELP

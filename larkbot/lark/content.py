@@ -85,6 +85,22 @@ def post_to_markdown(content: dict[str, Any], resolve: MentionResolver) -> str:
     return "\n\n".join(lines)
 
 
+def post_image_keys(content: dict[str, Any]) -> list[str]:
+    """The image_keys of the `img` elements of a rich-text post, in order."""
+    doc = (
+        content
+        if "content" in content
+        else next((v for v in content.values() if isinstance(v, dict)), {})
+    )
+    keys: list[str] = []
+    paragraphs = doc.get("content")
+    for para in paragraphs if isinstance(paragraphs, list) else []:
+        for el in para if isinstance(para, list) else []:
+            if isinstance(el, dict) and el.get("tag") == "img" and el.get("image_key"):
+                keys.append(str(el["image_key"]))
+    return keys
+
+
 def card_to_text(card: dict[str, Any]) -> str:
     """The readable text leaves of an interactive card (Lark sends a simplified rendering)."""
     out: list[str] = []

@@ -5,19 +5,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from larkbot.config import LarkConfig
+from larkbot.content_parts import Content
 from larkbot.context import RequestContext
 from larkbot.errors import LarkAPIError
 from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
 from larkbot.lark.commands import Commands, parse_command
-from larkbot.lark.enrich import model_input
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
+from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
@@ -27,7 +28,7 @@ log = get_logger("larkbot.lark.dispatcher")
 
 class _Agent(Protocol):
     def stream_chat(
-        self, session_id: str, user_input: str, ctx: RequestContext
+        self, session_id: str, user_input: Content, ctx: RequestContext
     ) -> AsyncIterator[AgentEvent]: ...
 
 
@@ -60,6 +61,8 @@ class _Queued:
     claimed: asyncio.Future[bool] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    task: asyncio.Task[None] | None = None  # the running turn
+    stopped: str = ""  # why it must not run on or answer: "recalled" | "stopped"
 
 
 class Dispatcher:
@@ -74,7 +77,8 @@ class Dispatcher:
         commands: Commands,
         view_factory: ViewFactory,
         lark: Callable[[], LarkConfig],
-        messages: Any = None,  # LarkClient for parent/forward lookups; None skips them
+        inputs: TurnInputs | None = None,  # names, media, quotes; None: the text alone
+        has_history: Callable[[str], Awaitable[bool]] | None = None,  # topic follow-ups
         ack_budget: float = 0.05,
     ) -> None:
         self.agent = agent
@@ -83,7 +87,9 @@ class Dispatcher:
         self.commands = commands
         self.view_factory = view_factory
         self.lark = lark
-        self.messages = messages
+        self.inputs = inputs
+        self.has_history = has_history
+        self._stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
         self.accepting = True
         self._sem = asyncio.Semaphore(lark().max_concurrent_turns)
         self._queues: dict[str, deque[_Queued]] = {}
@@ -100,11 +106,16 @@ class Dispatcher:
         if not self.accepting:
             return "draining"
         silent = should_answer(msg, self.lark())
+        if silent and await self._follows_topic(msg):
+            silent = None
         if silent:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
         if msg.message_id in self._held:  # a redelivery while its turn is still here
             return "duplicate"
+        command = parse_command(msg.text)
+        if command is not None and command[0] == "/stop":
+            self._stop_notes[msg.message_id] = await self._stop_session(msg)
         item = self._enqueue(msg)  # synchronously, so the session keeps arrival order
         claim = asyncio.create_task(self._claim(item))
         self._claims.add(claim)
@@ -131,6 +142,38 @@ class Dispatcher:
         if not task.cancelled() and task.exception() is not None:
             log.error("lark_claim_failed", exc_info=task.exception())
 
+    async def _follows_topic(self, msg: InboundMessage) -> bool:
+        """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
+        if not (msg.thread_id and self.has_history and self.lark().topic_follow_up):
+            return False
+        try:
+            return await self.has_history(session_id_for(msg))
+        except Exception:  # storage trouble: fall back to needing the @
+            log.warning("lark_topic_lookup_failed", exc_info=True)
+            return False
+
+    def cancel(self, message_id: str, reason: str = "recalled") -> bool:
+        """Stop a message's turn: dropped when queued, cancelled (tools too) when running."""
+        item = self._held.get(message_id)
+        if item is None:
+            return False
+        item.stopped = reason
+        if item.task is not None:
+            item.task.cancel()
+        log.info("lark_turn_cancelled", message_id=message_id, reason=reason)
+        return True
+
+    async def _stop_session(self, msg: InboundMessage) -> str:
+        """/stop: cancel this session's turns that the sender may stop (owners: any)."""
+        queue = self._queues.get(session_id_for(msg), deque())
+        owner = await self.owners.check(msg.sender_open_id)
+        mine = [i for i in queue if owner or i.msg.sender_open_id == msg.sender_open_id]
+        stopped = [i for i in mine if not i.stopped and self.cancel(i.msg.message_id, "stopped")]
+        if stopped:
+            return f"Stopped {len(stopped)} answer(s)."
+        others = len(queue) > len(mine)
+        return "Only an owner can stop someone else's answer." if others else "Nothing to stop."
+
     def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
         self._enqueue(msg).claimed.set_result(True)
@@ -155,13 +198,7 @@ class Dispatcher:
             while queue:
                 item = queue[0]
                 if await item.claimed:
-                    async with self._sem:
-                        try:
-                            await self._turn(item.msg, sid)
-                        except Exception:  # one broken turn must not strand the session
-                            log.error(
-                                "lark_turn_crashed", message_id=item.msg.message_id, exc_info=True
-                            )
+                    await self._run_item(item, sid)
                 self._held.pop(queue.popleft().msg.message_id, None)
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
@@ -173,6 +210,22 @@ class Dispatcher:
         finally:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
+
+    async def _run_item(self, item: _Queued, sid: str) -> None:
+        """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
+        if not item.stopped:
+            async with self._sem:
+                item.task = asyncio.create_task(self._turn(item.msg, sid))
+                try:
+                    await item.task
+                except asyncio.CancelledError:
+                    current = asyncio.current_task()
+                    if not item.stopped or (current is not None and current.cancelling()):
+                        raise  # the worker itself is cancelled (drain)
+                except Exception:  # one broken turn must not strand the session
+                    log.error("lark_turn_crashed", message_id=item.msg.message_id, exc_info=True)
+        if item.stopped:  # never re-run, never answered
+            await self._mark_done(item.msg.message_id)
 
     async def _heartbeat(self) -> None:
         """Renew every claim held here, running or still queued, until none is left.
@@ -191,6 +244,7 @@ class Dispatcher:
                     log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
 
     async def _turn(self, msg: InboundMessage, sid: str) -> None:
+        name = await self.inputs.directory.name(msg.sender_open_id) if self.inputs else ""
         ctx = RequestContext(
             interface="lark",
             session_id=sid,
@@ -200,6 +254,7 @@ class Dispatcher:
             chat_type=msg.chat_type,
             thread_id=msg.thread_id,
             message_id=msg.message_id,
+            sender_name=name,
         )
         bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
         view: Any = None
@@ -274,10 +329,12 @@ class Dispatcher:
         """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
         command = parse_command(msg.text)
         try:
+            if command is not None and command[0] == "/stop":
+                return FinalAnswer(self._stop_notes.pop(msg.message_id, "Nothing to stop."))
             if command is not None:
                 text = await self.commands.run(command[0], command[1], msg, ctx.session_id)
                 return FinalAnswer(text)
-            user_input = await model_input(msg, self.messages)
+            user_input = await self.inputs.build(msg, ctx) if self.inputs else msg.text
             final: FinalAnswer | None = None
             error = "the turn ended without an answer"
             async with asyncio.timeout(self.lark().turn_timeout_seconds):

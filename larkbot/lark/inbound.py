@@ -33,6 +33,7 @@ class InboundMessage:
     mentions: tuple[str, ...] = ()  # display names of other people mentioned
     create_time: str = ""
     event_id: str = ""
+    content: str = ""  # the message's content JSON (image/file keys, post elements)
 
     @property
     def is_dm(self) -> bool:
@@ -152,4 +153,5 @@ def normalize(envelope: Any, bot_open_id: str) -> InboundMessage | None:
         mentions=tuple(_scrub(name) for name in mentions.others),
         create_time=_str(message.get("create_time")),
         event_id=_str(header.get("event_id")),
+        content=_scrub(json.dumps(content, ensure_ascii=False)) if content else "",
     )

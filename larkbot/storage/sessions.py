@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from larkbot.content_parts import IMAGE_PART_CHARS, image_count, text_of
 from larkbot.storage.db import Database, metadata
 
 Message = dict[str, Any]
@@ -85,6 +86,13 @@ class SessionStore:
         messages = repair([m for r in rows for m in json.loads(r)])
         return trim(messages, max_chars) if max_chars else messages
 
+    async def exists(self, session_id: str) -> bool:
+        """Whether the session has any stored message."""
+        c = session_history.c
+        query = sa.select(c.id).where(c.session_id == session_id).limit(1)
+        async with self.db.engine.connect() as conn:
+            return (await conn.execute(query)).first() is not None
+
     async def clear(self, session_id: str) -> None:
         """Delete a session's history."""
         async with self.db.engine.begin() as conn:
@@ -104,6 +112,34 @@ class SessionStore:
             rows = (await conn.execute(query)).all()
         infos = [SessionInfo(r[0], int(r[1]), float(r[2])) for r in rows]
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
+
+    async def turns(self, session_id: str, limit: int = 50) -> list[tuple[float, list[Message]]]:
+        """The newest `limit` appends (one per turn) as (unix time, messages), oldest first."""
+        c = session_history.c
+        query = (
+            sa.select(c.created_at, c.messages)
+            .where(c.session_id == session_id)
+            .order_by(c.id.desc())
+            .limit(limit)
+        )
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [(float(r[0]), json.loads(r[1])) for r in reversed(rows)]
+
+    async def first_rows(self, session_ids: Sequence[str]) -> dict[str, list[Message]]:
+        """Each session's first append (e.g. for a title), in one query."""
+        if not session_ids:
+            return {}
+        c = session_history.c
+        first = (
+            sa.select(sa.func.min(c.id))
+            .where(c.session_id.in_(list(session_ids)))
+            .group_by(c.session_id)
+        )
+        query = sa.select(c.session_id, c.messages).where(c.id.in_(first.scalar_subquery()))
+        async with self.db.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return {str(r[0]): json.loads(r[1]) for r in rows}
 
 
 def _units(messages: list[Message]) -> list[list[Message]]:
@@ -136,7 +172,12 @@ def repair(messages: list[Message]) -> list[Message]:
 def message_chars(m: Message) -> int:
     """A message's size for the history budget: its text and tool-call arguments."""
     content = m.get("content")
-    size = len(content) if isinstance(content, str) else len(json.dumps(content or ""))
+    if isinstance(content, str):
+        size = len(content)
+    elif isinstance(content, list):  # content parts: an image counts as a fixed cost
+        size = len(text_of(content)) + image_count(content) * IMAGE_PART_CHARS
+    else:
+        size = len(json.dumps(content or ""))
     for call in m.get("tool_calls") or ():
         fn = call.get("function") or {}
         size += len(str(fn.get("name", ""))) + len(str(fn.get("arguments", ""))) + 30

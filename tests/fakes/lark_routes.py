@@ -164,7 +164,7 @@ def add_routes(app: web.Application, fake: FakeLark) -> None:
         message = fake.messages.get(request.match_info["id"])
         if message is None:
             raise ApiError(230001, "message not found")
-        return ok({"items": [message]})
+        return ok({"items": [message, *fake.forwards.get(message["message_id"], [])]})
 
     async def react(request: web.Request) -> web.Response:
         reaction = _body(request).get("reaction_type")

@@ -39,7 +39,8 @@ Every API route but the token one checks `Authorization: Bearer <issued token>` 
 Records: `sent` (one dict per message really created: message_id, msg_type, content (the
 JSON string), body (parsed content), uuid, chat_id, receive_id, receive_id_type, reply_to,
 reply_in_thread, thread_id), `patches`, `reactions`, `requests` (every call, incl. faults),
-`token_fetches`, `dedup_hits`, `messages` (by id, for GET; seed with `add_message`),
+`token_fetches`, `dedup_hits`, `messages` (by id, for GET; seed with `add_message`;
+`add_forward` for a merge_forward and its children), `uploads`, `downloads`, `contact_lookups`,
 `cardkit.cards[card_id]` (`FakeCard`: elements' text, element_history, sequences, ops,
 streaming_mode, settings_updates, sent_message_id).
 """
@@ -108,6 +109,7 @@ class FakeLark:
     reactions: list[dict[str, Any]] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forwards: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # id → children
     cardkit: CardKit = field(default_factory=CardKit)
     uploads: list[Upload] = field(default_factory=list)
     resources: dict[tuple[str, str], Resource] = field(default_factory=dict)
@@ -184,6 +186,14 @@ class FakeLark:
         msg["body"] = {"content": json.dumps({"text": ""})}
         msg.update(fields)
         self.messages[message_id] = msg
+
+    def add_forward(
+        self, message_id: str, children: list[dict[str, Any]], chat_id: str = "oc_chat"
+    ) -> None:
+        """Seed a merge_forward message: GET answers it followed by its children, as Lark does."""
+        self.add_message(message_id, chat_id, msg_type="merge_forward")
+        self.messages[message_id]["body"] = {"content": "Merged and Forwarded Message"}
+        self.forwards[message_id] = [{**c, "upper_message_id": message_id} for c in children]
 
     def add_resource(
         self,

@@ -90,6 +90,8 @@ class FakeLLM:
         self.models = models if models is not None else ["gpt-4o-mini", "fake-model"]
         self.api_key = api_key  # when set, other keys get 401
         self.models_status = 200
+        self.transcript = "transcribed speech"  # what /v1/audio/transcriptions answers
+        self.transcriptions: list[dict[str, Any]] = []  # model, file name, byte count
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -127,6 +129,7 @@ class FakeLLM:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -150,6 +153,18 @@ class FakeLLM:
             return web.json_response({"error": {"message": "no"}}, status=self.models_status)
         data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
         return web.json_response({"object": "list", "data": data})
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        if not self._authorised(request):
+            return web.json_response({"error": {"message": "Incorrect API key"}}, status=401)
+        form = await request.post()
+        upload = form.get("file")
+        if not hasattr(upload, "file") or not form.get("model"):
+            return web.json_response({"error": {"message": "file and model required"}}, status=400)
+        data = upload.file.read()  # type: ignore[union-attr]
+        name = upload.filename  # type: ignore[union-attr]
+        self.transcriptions.append({"model": form["model"], "file": name, "bytes": len(data)})
+        return web.json_response({"text": self.transcript})
 
     def _next(self, body: dict[str, Any]) -> Reply:
         if self.script:

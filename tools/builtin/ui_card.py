@@ -8,6 +8,7 @@ from typing import Any
 from cards import a2ui_payload, lark_cards, lark_payload, parse_card
 from cards.a2ui_validate import validate_messages
 from cards.spec import KINDS, CardSpec, CardSpecError, item_count
+from larkbot.context import current_context
 from tools.base import BaseTool, ToolResult
 from tools.runtime import ToolRuntime
 
@@ -97,14 +98,20 @@ class UiCardTool(BaseTool):
     def __init__(self, channel: str = "cli") -> None:
         self.channel = channel
 
+    def _channel(self) -> str:
+        """The interface of the running call (one registry serves web and Lark), else ours."""
+        ctx = current_context.get()
+        return ctx.interface if ctx is not None else self.channel
+
     async def run(self, **kwargs: Any) -> ToolResult:
         """Render `card` for the channel, or validate `messages`; problems come back as errors."""
         card, messages = kwargs.get("card"), kwargs.get("messages")
         if card is None and messages is None:
             return ToolResult("ui_card needs `card` (or `messages` on web/CLI)", is_error=True)
+        channel = self._channel()
         if card is not None:
-            return await asyncio.to_thread(self._render_card, card)
-        if self.channel == "lark":
+            return await asyncio.to_thread(self._render_card, card, channel)
+        if channel == "lark":
             return ToolResult(
                 "Lark cannot show raw A2UI `messages`; use `card` with kind "
                 f"{' | '.join(KINDS)} (see skill_read('ui-card')).",
@@ -122,12 +129,12 @@ class UiCardTool(BaseTool):
             f"Shown to the user as a custom card ({len(fixed)} A2UI messages).", ui=ui
         )
 
-    def _render_card(self, card: Any) -> ToolResult:
+    def _render_card(self, card: Any, channel: str) -> ToolResult:
         try:
             spec = parse_card(card)
         except CardSpecError as err:
             return ToolResult(f"Invalid card: {err}", is_error=True)
-        if self.channel == "lark":
+        if channel == "lark":
             rendered = lark_cards(spec)
             return ToolResult(summary(spec, len(rendered)), ui=lark_payload(rendered))
         return ToolResult(summary(spec), ui=a2ui_payload(spec))

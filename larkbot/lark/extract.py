@@ -1,0 +1,156 @@
+"""Text of the documents users send: txt/md/csv/json/…, pdf, docx, xlsx, pptx, html.
+
+Pure Python, well-kept extractors: pypdf, python-docx, openpyxl, python-pptx; trafilatura
+(already used by web_fetch) for HTML. Every extractor stops once it has `limit` characters.
+Blocking: call `extract_text` in a thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+TEXT_SUFFIXES = frozenset(
+    [
+        ".txt",
+        ".md",
+        ".markdown",
+        ".csv",
+        ".tsv",
+        ".json",
+        ".jsonl",
+        ".log",
+        ".yaml",
+        ".yml",
+        ".toml",
+        ".ini",
+        ".xml",
+        ".py",
+        ".js",
+        ".ts",
+        ".go",
+        ".rs",
+        ".java",
+        ".c",
+        ".h",
+        ".cpp",
+        ".sh",
+        ".sql",
+        ".rst",
+    ]
+)
+MAX_PDF_PAGES = 300
+
+
+class ExtractError(Exception):
+    """The document could not be read (corrupt, encrypted, …); the message says why."""
+
+
+def _take(pieces: Iterator[str], limit: int) -> str:
+    out: list[str] = []
+    size = 0
+    for piece in pieces:
+        if not piece:
+            continue
+        out.append(piece)
+        size += len(piece) + 1
+        if size > limit:
+            break
+    return "\n".join(out)
+
+
+def _plain(path: Path, limit: int) -> Iterator[str]:
+    with path.open("rb") as fh:
+        raw = fh.read(limit * 4)
+    text = raw.decode("utf-8", "replace")
+    if path.suffix.lower() == ".json" and len(raw) < limit:
+        with contextlib.suppress(ValueError):  # pretty JSON reads better than one long line
+            text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+    yield text
+
+
+def _pdf(path: Path, limit: int) -> Iterator[str]:
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    if reader.is_encrypted:
+        raise ExtractError("the PDF is encrypted")
+    for i, page in enumerate(reader.pages):
+        if i >= MAX_PDF_PAGES:
+            break
+        yield page.extract_text() or ""
+
+
+def _docx(path: Path, limit: int) -> Iterator[str]:
+    import docx
+
+    document = docx.Document(str(path))
+    for para in document.paragraphs:
+        yield para.text
+    for table in document.tables:
+        for row in table.rows:
+            yield " | ".join(cell.text.strip() for cell in row.cells)
+
+
+def _xlsx(path: Path, limit: int) -> Iterator[str]:
+    import openpyxl
+
+    book = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+    try:
+        for sheet in book.worksheets:
+            yield f"## {sheet.title}"
+            for row in sheet.iter_rows(values_only=True):
+                if any(v is not None for v in row):
+                    yield "\t".join("" if v is None else str(v) for v in row)
+    finally:
+        book.close()
+
+
+def _pptx(path: Path, limit: int) -> Iterator[str]:
+    from pptx import Presentation
+
+    for n, slide in enumerate(Presentation(str(path)).slides, 1):
+        yield f"## Slide {n}"
+        for shape in slide.shapes:
+            if getattr(shape, "has_text_frame", False):
+                yield shape.text_frame.text
+
+
+def _html(path: Path, limit: int) -> Iterator[str]:
+    import trafilatura
+
+    html = path.read_bytes()[: limit * 8].decode("utf-8", "replace")
+    yield trafilatura.extract(html, include_tables=True) or ""
+
+
+EXTRACTORS: dict[str, Callable[[Path, int], Iterator[str]]] = {
+    ".pdf": _pdf,
+    ".docx": _docx,
+    ".xlsx": _xlsx,
+    ".xlsm": _xlsx,
+    ".pptx": _pptx,
+    ".html": _html,
+    ".htm": _html,
+}
+
+
+def can_extract(name: str) -> bool:
+    """Whether the file's type is one whose text we read."""
+    suffix = Path(name).suffix.lower()
+    return suffix in TEXT_SUFFIXES or suffix in EXTRACTORS
+
+
+def extract_text(path: Path, limit: int) -> str:
+    """Up to about `limit` characters of the document's text; ExtractError when unreadable."""
+    suffix = path.suffix.lower()
+    extractor = EXTRACTORS.get(suffix, _plain if suffix in TEXT_SUFFIXES else None)
+    if extractor is None:
+        raise ExtractError(f"{suffix or 'this'} files are not read")
+    try:
+        return _take(extractor(path, limit), limit).strip()
+    except ExtractError:
+        raise
+    except Exception as err:  # each library has its own errors for a corrupt file
+        raise ExtractError(f"the file could not be read ({type(err).__name__})") from err

@@ -1,0 +1,140 @@
+"""Agent events → AG-UI 1.0 events (the `ag-ui-protocol` package's types), for one run.
+
+Text deltas open a TEXT_MESSAGE when none is open and any other event closes it, so the stream
+reads START, CONTENT…, END around each stretch of text. Tool calls become START/ARGS/END when
+they start and RESULT when they finish (a refused call, which never starts, gets all four).
+ui_card's A2UI payload becomes CUSTOM `a2ui`; a Lark card payload is not sent on the web.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from typing import Any
+
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+from larkbot.events import (
+    AgentEvent,
+    AttachmentReady,
+    ErrorEvent,
+    FinalAnswer,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    UiPayload,
+)
+
+PROTOCOL_VERSION = "1.0"
+
+
+def encode(event: BaseEvent) -> str:
+    """The event's JSON as AG-UI puts it on the wire (camelCase, no null optionals)."""
+    return event.model_dump_json(by_alias=True)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class RunTranslator:
+    """Keeps the open text message and the started tool calls of one run."""
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.message_id: str | None = None
+        self.started: set[str] = set()
+
+    def started_event(self) -> list[BaseEvent]:
+        """RUN_STARTED."""
+        return [
+            RunStartedEvent(
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                protocol_version=PROTOCOL_VERSION,
+                timestamp=_now_ms(),
+            )
+        ]
+
+    def close_text(self) -> list[BaseEvent]:
+        """TEXT_MESSAGE_END for the open message, if any."""
+        if self.message_id is None:
+            return []
+        end = TextMessageEndEvent(message_id=self.message_id)
+        self.message_id = None
+        return [end]
+
+    def custom(self, name: str, value: Any) -> list[BaseEvent]:
+        """A CUSTOM event (after closing any open text)."""
+        return [*self.close_text(), CustomEvent(name=name, value=value, timestamp=_now_ms())]
+
+    def error(self, message: str, code: str = "error") -> list[BaseEvent]:
+        """RUN_ERROR."""
+        return [*self.close_text(), RunErrorEvent(message=message, code=code, timestamp=_now_ms())]
+
+    def translate(self, event: AgentEvent) -> list[BaseEvent]:
+        """The AG-UI events for one agent event (possibly none)."""
+        if isinstance(event, TextDelta):
+            out: list[BaseEvent] = []
+            if self.message_id is None:
+                self.message_id = f"msg_{uuid.uuid4().hex[:16]}"
+                out.append(TextMessageStartEvent(message_id=self.message_id, role="assistant"))
+            out.append(TextMessageContentEvent(message_id=self.message_id, delta=event.text))
+            return out
+        if isinstance(event, ToolStarted):
+            return [*self.close_text(), *self._call(event.call_id, event.name, event.arguments)]
+        if isinstance(event, ToolFinished):
+            out = self.close_text()
+            if event.call_id not in self.started:
+                out += self._call(event.call_id, event.name, None)
+            result = ToolCallResultEvent(
+                message_id=f"tool_{event.call_id}",
+                tool_call_id=event.call_id,
+                content=event.content,
+                role="tool",
+                metadata={"isError": event.is_error, "elapsed": round(event.elapsed, 3)},
+            )
+            return [*out, result]
+        if isinstance(event, UiPayload):
+            a2ui = event.ui.get("a2ui")
+            if isinstance(a2ui, dict):
+                return self.custom("a2ui", {"messages": a2ui.get("messages", [])})
+            return []
+        if isinstance(event, AttachmentReady):
+            att = event.attachment
+            name = os.path.basename(att.path)
+            value = {"tool": event.tool, "name": name, "kind": att.kind, "mime": att.mime}
+            return self.custom("attachment", {**value, "caption": att.caption})
+        if isinstance(event, FinalAnswer):
+            finished = RunFinishedEvent(
+                thread_id=self.thread_id, run_id=self.run_id, timestamp=_now_ms()
+            )
+            return [*self.close_text(), finished]
+        if isinstance(event, ErrorEvent):
+            return self.error(event.message)
+        return []  # ConsentRequested: the consent provider sends the consent_request itself
+
+    def _call(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> list[BaseEvent]:
+        self.started.add(call_id)
+        args = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+        return [
+            ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name),
+            ToolCallArgsEvent(tool_call_id=call_id, delta=args),
+            ToolCallEndEvent(tool_call_id=call_id),
+        ]

@@ -1,0 +1,376 @@
+// The larkbot web page: log in, chat over POST /chat (AG-UI events over SSE), consent cards,
+// ui_card as A2UI, tool steps, the session list and the scheduled-tasks view. No build step.
+import { t, applyStrings, toggleLanguage } from "./i18n.js";
+import { setMarkdown } from "./markdown.js";
+import { A2uiProcessor } from "./a2ui.js";
+
+const $ = (id) => document.getElementById(id);
+const state = { session: null, run: null, lastEventId: null, busy: false };
+const a2ui = new A2uiProcessor();
+
+function node(tag, cls, text) {
+  const n = document.createElement(tag);
+  if (cls) n.className = cls;
+  if (text != null) n.textContent = text;
+  return n;
+}
+
+async function api(method, path, body) {
+  const opts = { method, headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const resp = await fetch(path, opts);
+  if (resp.status === 401) { showLogin(); throw new Error("unauthorized"); }
+  return resp;
+}
+
+// -- login ------------------------------------------------------------------------------------
+function showLogin() { $("login").hidden = false; $("token").focus(); }
+
+async function login(event) {
+  event.preventDefault();
+  const resp = await fetch("/api/login", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token: $("token").value }), credentials: "same-origin",
+  });
+  if (resp.ok) {
+    $("login").hidden = true;
+    $("token").value = "";
+    $("login-error").textContent = "";
+    await loadSessions();
+  } else {
+    $("login-error").textContent = resp.status === 429 ? t("tooMany") : t("wrongToken");
+  }
+}
+
+// -- messages ---------------------------------------------------------------------------------
+function scrollDown() { const m = $("messages"); m.scrollTop = m.scrollHeight; }
+
+function addMessage(role, text) {
+  const box = node("article", `msg ${role}`);
+  box.append(node("div", "who", role === "user" ? t("you") : t("bot")));
+  const body = node("div", "body");
+  if (role === "user") body.textContent = text; else setMarkdown(body, text);
+  box.append(body);
+  $("messages").append(box);
+  scrollDown();
+  return body;
+}
+
+function toolStep(id, name) {
+  const step = node("details", "tool-step running");
+  step.dataset.callId = id;
+  const summary = node("summary");
+  summary.append(node("span", "tool-mark", "⚙"), node("code", null, name), node("span", "tool-state", t("running")));
+  step.append(summary, node("pre", "tool-args"), node("pre", "tool-result"));
+  $("messages").append(step);
+  scrollDown();
+  return step;
+}
+
+function consentCard(value) {
+  const card = node("div", "consent-card");
+  card.dataset.requestId = value.request_id;
+  card.append(node("div", "consent-title", t("consentTitle")));
+  const what = node("div", "consent-what");
+  what.append(node("code", null, value.tool), document.createTextNode(" " + value.description));
+  card.append(what);
+  if (value.always) card.append(node("div", "consent-always", t("alwaysAsk")));
+  card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString()}`));
+  const buttons = node("div", "consent-buttons");
+  const choices = [["allow_once", t("allowOnce"), "primary"]];
+  if (!value.always) choices.push(["allow_session", t("allowSession"), ""]);
+  choices.push(["deny", t("deny"), "danger"]);
+  for (const [decision, label, cls] of choices) {
+    const b = node("button", cls, label);
+    b.type = "button";
+    b.dataset.decision = decision;
+    b.addEventListener("click", async () => {
+      for (const other of buttons.querySelectorAll("button")) other.disabled = true;
+      const resp = await api("POST", `/api/consent/${encodeURIComponent(value.request_id)}`, { decision });
+      if (!resp.ok && resp.status !== 409) for (const other of buttons.querySelectorAll("button")) other.disabled = false;
+    });
+    buttons.append(b);
+  }
+  card.append(buttons);
+  $("messages").append(card);
+  scrollDown();
+}
+
+function resolveConsent(value) {
+  const card = document.querySelector(`.consent-card[data-request-id="${CSS.escape(value.request_id)}"]`);
+  if (!card) return;
+  const words = { allow_once: t("allowed"), allow_session: t("allowed"), deny: t("denied"), expired: t("expired"), cancelled: t("cancelled") };
+  card.classList.add("resolved", value.decision.startsWith("allow") ? "allowed" : "refused");
+  card.querySelector(".consent-buttons").replaceChildren(node("span", "consent-outcome", words[value.decision] || value.decision));
+}
+
+function showA2ui(messages) {
+  for (const root of a2ui.process(messages)) {
+    const wrap = node("div", "card-wrap");
+    wrap.append(root);
+    $("messages").append(wrap);
+  }
+  scrollDown();
+}
+
+// -- one run's events -------------------------------------------------------------------------
+function makeView() {
+  return { text: null, textValue: "", steps: new Map(), pending: false };
+}
+
+function apply(view, ev) {
+  switch (ev.type) {
+    case "RUN_STARTED":
+      state.run = ev.runId;
+      state.session = ev.threadId;
+      break;
+    case "TEXT_MESSAGE_START":
+      view.textValue = "";
+      view.text = addMessage("assistant", "");
+      break;
+    case "TEXT_MESSAGE_CONTENT":
+      view.textValue += ev.delta;
+      if (!view.pending) {
+        view.pending = true;
+        requestAnimationFrame(() => { view.pending = false; if (view.text) { setMarkdown(view.text, view.textValue); scrollDown(); } });
+      }
+      break;
+    case "TEXT_MESSAGE_END":
+      if (view.text) setMarkdown(view.text, view.textValue);
+      view.text = null;
+      break;
+    case "TOOL_CALL_START":
+      view.steps.set(ev.toolCallId, toolStep(ev.toolCallId, ev.toolCallName));
+      break;
+    case "TOOL_CALL_ARGS": {
+      const step = view.steps.get(ev.toolCallId);
+      if (step) step.querySelector(".tool-args").textContent += ev.delta;
+      break;
+    }
+    case "TOOL_CALL_RESULT": {
+      const step = view.steps.get(ev.toolCallId);
+      if (!step) break;
+      const failed = ev.metadata && ev.metadata.isError;
+      step.classList.remove("running");
+      step.classList.add(failed ? "failed" : "ok");
+      step.querySelector(".tool-mark").textContent = failed ? "✗" : "✓";
+      step.querySelector(".tool-state").textContent = failed ? t("failed") : t("done");
+      step.querySelector(".tool-result").textContent = typeof ev.content === "string" ? ev.content : JSON.stringify(ev.content);
+      break;
+    }
+    case "CUSTOM":
+      if (ev.name === "consent_request") consentCard(ev.value);
+      else if (ev.name === "consent_resolved") resolveConsent(ev.value);
+      else if (ev.name === "a2ui") showA2ui(ev.value.messages);
+      else if (ev.name === "attachment") addMessage("assistant", `📎 ${ev.value.name} ${ev.value.caption || ""}`);
+      break;
+    case "RUN_ERROR":
+      addMessage("error", ev.code === "cancelled" ? t("stopped") : `${t("error")}: ${ev.message}`);
+      break;
+  }
+}
+
+// Reads `data:` events from an SSE response body; returns true when the run ended.
+async function readStream(resp, view) {
+  const reader = resp.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let ended = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("id:")) state.lastEventId = line.slice(3).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (!data) continue;
+      const ev = JSON.parse(data);
+      apply(view, ev);
+      if (ev.type === "RUN_FINISHED" || ev.type === "RUN_ERROR") ended = true;
+    }
+  }
+  return ended;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $("send").hidden = busy;
+  $("stop").hidden = !busy;
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $("input").value.trim();
+  if (!text || state.busy) return;
+  $("input").value = "";
+  addMessage("user", text);
+  setBusy(true);
+  const view = makeView();
+  try {
+    const body = { message: text };
+    if (state.session) body.session_id = state.session;
+    let resp = await api("POST", "/chat", body);
+    if (!resp.ok) { addMessage("error", `${t("error")}: ${(await resp.json()).msg}`); return; }
+    let ended = false;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try { ended = await readStream(resp, view); } catch { ended = false; }
+      if (ended || !state.lastEventId) break;
+      addMessage("error", t("reconnecting"));  // resume where the stream broke
+      resp = await fetch("/chat", { method: "POST", credentials: "same-origin", headers: { "Last-Event-ID": state.lastEventId, "Content-Type": "application/json" }, body: "{}" });
+      if (!resp.ok) break;
+    }
+  } finally {
+    setBusy(false);
+    state.run = null;
+    state.lastEventId = null;
+    loadSessions();
+  }
+}
+
+async function stop() {
+  if (state.run) await api("POST", `/api/runs/${encodeURIComponent(state.run)}/stop`);
+}
+
+// -- sessions ---------------------------------------------------------------------------------
+async function loadSessions() {
+  const resp = await api("GET", "/api/sessions");
+  const { sessions } = await resp.json();
+  const list = $("sessions");
+  list.replaceChildren();
+  for (const s of sessions) {
+    const li = node("li", s.id === state.session ? "active" : "");
+    const open = node("button", "session-open", s.title || t("untitled"));
+    open.addEventListener("click", () => openSession(s.id));
+    const del = node("button", "session-delete icon", "×");
+    del.title = t("deleteChat");
+    del.addEventListener("click", async () => {
+      await api("DELETE", `/api/sessions/${encodeURIComponent(s.id)}`);
+      if (state.session === s.id) newChat();
+      loadSessions();
+    });
+    li.append(open, del);
+    list.append(li);
+  }
+}
+
+function newChat() {
+  state.session = null;
+  $("messages").replaceChildren();
+  showChat();
+}
+
+async function openSession(id) {
+  const resp = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
+  if (!resp.ok) return;
+  const { messages } = await resp.json();
+  state.session = id;
+  $("messages").replaceChildren();
+  for (const m of messages) {
+    if (m.role === "user") addMessage("user", m.content);
+    else if (m.role === "assistant") {
+      if (m.content) addMessage("assistant", m.content);
+      for (const call of m.tool_calls || []) {
+        const step = toolStep(call.id, call.function.name);
+        step.classList.remove("running");
+        step.querySelector(".tool-state").textContent = "";
+        step.querySelector(".tool-args").textContent = call.function.arguments;
+      }
+    } else if (m.role === "tool") {
+      const step = document.querySelector(`.tool-step[data-call-id="${CSS.escape(m.tool_call_id)}"]`);
+      if (step) step.querySelector(".tool-result").textContent = m.content;
+    }
+  }
+  showChat();
+  loadSessions();
+}
+
+// -- scheduled tasks --------------------------------------------------------------------------
+function when(value) {
+  if (value == null) return "—";
+  return new Date(typeof value === "number" ? value * 1000 : value).toLocaleString();
+}
+
+async function loadSchedules() {
+  const resp = await api("GET", "/api/schedules");
+  const { schedules } = await resp.json();
+  const box = $("schedules");
+  box.replaceChildren();
+  if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
+  for (const job of schedules) {
+    const card = node("section", "schedule");
+    card.dataset.jobId = job.id;
+    const head = node("div", "schedule-head");
+    head.append(node("strong", null, job.id), node("span", "schedule-when", job.describe));
+    const remove = node("button", "danger small", t("remove"));
+    remove.addEventListener("click", async () => {
+      if (!confirm(t("removeConfirm"))) return;
+      await api("DELETE", `/api/schedules/${encodeURIComponent(job.id)}`);
+      loadSchedules();
+    });
+    head.append(remove);
+    card.append(head, node("p", "schedule-prompt", job.prompt), node("p", "schedule-next", `${t("next")}: ${when(job.next_run)}`));
+    const last = node("div", "schedule-last");
+    last.append(node("div", "label", `${t("lastRun")}: ${job.last_run ? when(job.last_run.at) : "—"}`));
+    if (job.last_run) { const a = node("div", "answer"); setMarkdown(a, job.last_run.answer); last.append(a); }
+    card.append(last);
+    const runs = node("details", "schedule-runs");
+    runs.append(node("summary", null, t("runs")));
+    runs.addEventListener("toggle", async () => {
+      if (!runs.open || runs.dataset.loaded) return;
+      runs.dataset.loaded = "1";
+      const r = await (await api("GET", `/api/schedules/${encodeURIComponent(job.id)}/runs`)).json();
+      if (!r.runs.length) runs.append(node("p", "empty", t("noRuns")));
+      for (const run of r.runs) {
+        const item = node("div", "run");
+        item.append(node("div", "label", when(run.at)));
+        const a = node("div", "answer");
+        setMarkdown(a, run.answer);
+        item.append(a);
+        runs.append(item);
+      }
+    });
+    card.append(runs);
+    box.append(card);
+  }
+}
+
+function showChat() {
+  $("chat-view").hidden = false; $("schedules-view").hidden = true;
+  $("nav-chat").classList.add("active"); $("nav-schedules").classList.remove("active");
+  document.body.classList.remove("menu-open");
+}
+
+function showSchedules() {
+  $("chat-view").hidden = true; $("schedules-view").hidden = false;
+  $("nav-chat").classList.remove("active"); $("nav-schedules").classList.add("active");
+  document.body.classList.remove("menu-open");
+  loadSchedules();
+}
+
+// -- start ------------------------------------------------------------------------------------
+applyStrings();
+$("login-form").addEventListener("submit", login);
+$("composer").addEventListener("submit", send);
+$("input").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
+});
+$("stop").addEventListener("click", stop);
+$("new-chat").addEventListener("click", newChat);
+$("nav-chat").addEventListener("click", showChat);
+$("nav-schedules").addEventListener("click", showSchedules);
+$("lang").addEventListener("click", () => {
+  toggleLanguage();
+  if (!$("schedules-view").hidden) loadSchedules();  // its lines are built with t()
+});
+$("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
+$("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
+loadSessions().catch(() => {});

@@ -1,0 +1,51 @@
+// UI strings in English and Chinese; the choice follows the browser, the 中/EN button flips it.
+const STRINGS = {
+  en: {
+    login: "Log in", loginHint: "Paste the web token `larkbot serve` printed (or web.token).",
+    wrongToken: "Wrong token.", tooMany: "Too many attempts; wait a minute.",
+    chat: "Chat", schedules: "Scheduled tasks", logout: "Log out", newChat: "New chat",
+    send: "Send", stop: "Stop", placeholder: "Message larkbot…", you: "You", bot: "larkbot",
+    consentTitle: "Allow this action?", allowOnce: "Allow once",
+    allowSession: "Allow for this session", deny: "Deny", alwaysAsk: "Dangerous: asked every time",
+    expires: "expires", allowed: "Allowed", denied: "Denied", expired: "No answer: refused",
+    cancelled: "Cancelled", running: "running…", failed: "failed", done: "done",
+    stopped: "Stopped.", error: "Error", noSchedules: "No scheduled tasks yet.",
+    next: "Next run", lastRun: "Last run", runs: "Runs", noRuns: "No runs yet.",
+    remove: "Remove", removeConfirm: "Remove this scheduled task?", deleteChat: "Delete",
+    reconnecting: "Connection lost; reconnecting…", untitled: "(untitled)",
+  },
+  zh: {
+    login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
+    wrongToken: "令牌不正确。", tooMany: "尝试次数过多，请稍等一分钟。",
+    chat: "对话", schedules: "定时任务", logout: "退出", newChat: "新对话",
+    send: "发送", stop: "停止", placeholder: "给 larkbot 发消息…", you: "你", bot: "larkbot",
+    consentTitle: "允许这个操作吗？", allowOnce: "仅允许这一次",
+    allowSession: "本会话内允许", deny: "拒绝", alwaysAsk: "高危操作：每次都会询问",
+    expires: "过期时间", allowed: "已允许", denied: "已拒绝", expired: "未回应：已拒绝",
+    cancelled: "已取消", running: "运行中…", failed: "失败", done: "完成",
+    stopped: "已停止。", error: "错误", noSchedules: "还没有定时任务。",
+    next: "下次运行", lastRun: "最近一次运行", runs: "运行记录", noRuns: "还没有运行记录。",
+    remove: "删除", removeConfirm: "删除这个定时任务？", deleteChat: "删除",
+    reconnecting: "连接中断，正在重连…", untitled: "（无标题）",
+  },
+};
+
+let lang = localStorage.getItem("larkbot.lang")
+  || ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
+
+export function t(key) {
+  return (STRINGS[lang] && STRINGS[lang][key]) || STRINGS.en[key] || key;
+}
+
+export function applyStrings(root = document) {
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  const input = document.getElementById("input");
+  if (input) input.placeholder = t("placeholder");
+}
+
+export function toggleLanguage() {
+  lang = lang === "zh" ? "en" : "zh";
+  localStorage.setItem("larkbot.lang", lang);
+  applyStrings();
+}

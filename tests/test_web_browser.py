@@ -1,0 +1,134 @@
+"""The web page in a real browser: log in, stream, consent card, A2UI card, schedules, XSS."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from playwright.async_api import Page, expect
+
+from tests.browser_harness import chromium, shot_path
+from tests.cards_samples import SAMPLES
+from tests.fakes.llm import FakeLLM
+from tests.lark_harness import Served
+from tests.web_harness import WEB_TOKEN, outside_tmp, web_settings
+
+TIMEOUT = 15_000  # ms, per expectation
+
+
+async def log_in(page: Page, base: str) -> None:
+    await page.goto(base + "/")
+    await expect(page.locator("#login")).to_be_visible(timeout=TIMEOUT)
+    await page.fill("#token", "wrong")
+    await page.click("#login-form button")
+    await expect(page.locator("#login-error")).not_to_be_empty(timeout=TIMEOUT)
+    await page.fill("#token", WEB_TOKEN)
+    await page.click("#login-form button")
+    await expect(page.locator("#login")).to_be_hidden(timeout=TIMEOUT)
+
+
+async def say(page: Page, text: str) -> None:
+    await page.fill("#input", text)
+    await page.click("#send")
+
+
+async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: FakeLLM) -> None:
+    with outside_tmp() as work:
+        target = work / "plan.md"
+        fake_llm.reply_text("Hello! I am **larkbot**, streaming this answer.", text_chunk=3)
+        fake_llm.reply_tools(("file_write", {"path": str(target), "content": "# plan"}))
+        fake_llm.reply_text("Saved your plan.")
+        fake_llm.reply_tools(("ui_card", {"card": SAMPLES["compare"]}))
+        fake_llm.reply_text("Redmi is the cheapest.")
+        async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+            page = await browser.new_page(viewport={"width": 1100, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            await log_in(page, s.url("").rstrip("/"))
+
+            await say(page, "hi there")
+            answer = page.locator(".msg.assistant .body").last
+            await expect(answer).to_contain_text("streaming this answer", timeout=TIMEOUT)
+            await expect(answer.locator("strong")).to_have_text("larkbot")  # markdown rendered
+            await page.screenshot(path=shot_path("1-streamed-answer"))
+
+            await say(page, "save my plan")
+            card = page.locator(".consent-card")
+            await expect(card).to_contain_text("file_write", timeout=TIMEOUT)
+            await expect(card.locator("button")).to_have_count(3)
+            await page.screenshot(path=shot_path("2-consent-card"))
+            await card.locator("button[data-decision=allow_once]").click()
+            await expect(card).to_have_class("consent-card resolved allowed", timeout=TIMEOUT)
+            await expect(page.locator(".msg.assistant .body").last).to_have_text(
+                "Saved your plan.", timeout=TIMEOUT
+            )
+            step = page.locator(".tool-step").last
+            await expect(step).to_have_class("tool-step ok")
+            assert target.read_text() == "# plan"
+
+            await say(page, "compare phones")
+            surface = page.locator(".a2ui-surface")
+            await expect(surface).to_contain_text("Phones under 4000 CNY", timeout=TIMEOUT)
+            await expect(surface.locator(".a2ui-row")).to_have_count(4)  # header + 3 rows
+            await expect(surface.locator(".a2ui-divider")).to_have_count(3)
+            await expect(surface).to_contain_text("华为 nova 12")
+            await expect(page.locator(".msg.assistant .body").last).to_have_text(
+                "Redmi is the cheapest.", timeout=TIMEOUT
+            )
+            await page.screenshot(path=shot_path("3-compare-card"), full_page=True)
+
+            await expect(page.locator("#sessions li")).to_have_count(1)
+            await expect(page.locator("#sessions li")).to_contain_text("hi there")
+            assert errors == []
+
+
+async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> None:
+    evil = (
+        'Look: <script>window.__pwned = "script"</script> '
+        "<img src=x onerror=\"window.__pwned = 'img'\"> and "
+        "[click me](javascript:window.__pwned='link') and <b onmouseover=alert(1)>bold</b>"
+    )
+    fake_llm.reply_text(evil)
+    async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+        page = await browser.new_page(viewport={"width": 390, "height": 800})  # a phone
+        await log_in(page, s.url("").rstrip("/"))
+        await say(page, "show me html")
+        body = page.locator(".msg.assistant .body").last
+        await expect(body).to_contain_text("<script>", timeout=TIMEOUT)  # shown, not run
+        await expect(body).to_contain_text("onerror=")
+        assert await body.locator("script, img, b").count() == 0
+        link = body.locator("a")
+        await expect(link).to_have_text("click me")
+        assert await link.get_attribute("href") is None
+        await link.click()
+        assert await page.evaluate("window.__pwned") is None
+        await page.screenshot(path=shot_path("4-injection-as-text-phone"))
+
+
+async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("Top story: **larks** sing at dawn.")
+    settings = web_settings(home, fake_llm.base_url, scheduler={"enabled": True})
+    async with Served(settings) as s, chromium() as browser:
+        sched = s.app.core.runtime.services["scheduler"]
+        job = {
+            "target": {"channel": "web"},
+            "creator": {"open_id": "web", "is_owner": True},
+        }
+        await sched.create("morning-news", "summarise the news", interval_minutes=60, **job)
+        await sched.execute(
+            job_id="morning-news",
+            prompt="summarise the news",
+            fire_time=datetime.now(UTC),
+            **job,
+        )
+        page = await browser.new_page(viewport={"width": 1100, "height": 800})
+        await log_in(page, s.url("").rstrip("/"))
+        await page.click("#nav-schedules")
+        card = page.locator(".schedule[data-job-id=morning-news]")
+        await expect(card).to_contain_text("summarise the news", timeout=TIMEOUT)
+        await expect(card.locator(".schedule-last .answer strong")).to_have_text("larks")
+        await card.locator(".schedule-runs summary").click()
+        await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
+        await page.click("#lang")  # and in Chinese
+        await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
+        await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))

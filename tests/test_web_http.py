@@ -1,0 +1,179 @@
+"""The web API over real HTTP: auth fails closed, a turn's AG-UI events, resume, stop, data API."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+
+from tests.fakes.llm import FakeLLM
+from tests.lark_harness import Served
+from tests.web_harness import (
+    AUTH,
+    WEB_TOKEN,
+    kinds,
+    sse_events,
+    text_of,
+    wait_until,
+    web_settings,
+)
+
+
+async def test_every_endpoint_refuses_without_a_valid_token(home: Path, fake_llm: FakeLLM) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        wrong = {"Authorization": "Bearer nope"}
+        for method, path in [
+            ("POST", "/chat"),
+            ("GET", "/api/sessions"),
+            ("GET", "/api/sessions/web:x"),
+            ("DELETE", "/api/sessions/web:x"),
+            ("GET", "/api/schedules"),
+            ("DELETE", "/api/schedules/j"),
+            ("GET", "/api/schedules/j/runs"),
+            ("POST", "/api/consent/cr_x"),
+        ]:
+            for headers in ({}, wrong, {"Cookie": "larkbot_session=9999999999.forged"}):
+                async with s.http.request(method, s.url(path), headers=headers, json={}) as r:
+                    assert r.status == 401, (method, path, headers)
+        async with s.http.post(s.url("/api/login"), json={"token": "wrong"}) as r:
+            assert r.status == 401 and "set-cookie" not in r.headers
+        async with s.http.get(s.url("/")) as r:  # the page itself is public, with a strict CSP
+            assert r.status == 200 and "script-src 'self'" in r.headers["Content-Security-Policy"]
+            assert "Access-Control-Allow-Origin" not in r.headers
+        assert fake_llm.requests == []
+
+
+async def test_login_cookie_and_origin_check(home: Path, fake_llm: FakeLLM) -> None:
+    async with (
+        Served(web_settings(home, fake_llm.base_url)) as s,
+        aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+    ):
+        async with browser.post(s.url("/api/login"), json={"token": WEB_TOKEN}) as r:
+            assert r.status == 200
+            cookie = r.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        async with browser.get(s.url("/api/sessions")) as r:  # the jar sends the cookie
+            assert r.status == 200 and (await r.json()) == {"sessions": []}
+        origin = f"http://{s.url('/').split('/')[2]}"
+        evil = {"Origin": "https://evil.example"}
+        async with browser.delete(s.url("/api/sessions/web:x"), headers=evil) as r:
+            assert r.status == 403
+        async with browser.delete(s.url("/api/sessions/web:x")) as r:  # cookie, no Origin
+            assert r.status == 403
+        async with browser.delete(s.url("/api/sessions/web:x"), headers={"Origin": origin}) as r:
+            assert r.status == 200  # past the guard (deleting is idempotent)
+        async with browser.post(s.url("/api/login"), json={"token": "x"}, headers=evil) as r:
+            assert r.status == 403  # no login from other sites either
+
+
+async def test_login_attempts_are_rate_limited(home: Path, fake_llm: FakeLLM) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        statuses = []
+        for _ in range(7):
+            async with s.http.post(s.url("/api/login"), json={"token": "guess"}) as r:
+                statuses.append(r.status)
+        assert statuses[:5] == [401] * 5 and statuses[5:] == [429, 429]
+        async with s.http.post(s.url("/api/login"), json={"token": WEB_TOKEN}) as r:
+            assert r.status == 429  # even the right token waits out the window
+
+
+async def test_a_turn_streams_ag_ui_events(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_tools(("file_list", {"path": str(home)})).reply_text("Your home has a db.")
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        body = {"message": "what is here?"}
+        async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as r:
+            assert r.status == 200 and r.headers["Content-Type"] == "text/event-stream"
+            got = [e async for e in sse_events(r)]
+        events = [e for _, e in got]
+        assert kinds(events) == [
+            "RUN_STARTED",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TOOL_CALL_RESULT",
+            "TEXT_MESSAGE_START",
+            *["TEXT_MESSAGE_CONTENT"] * len(events[6:-2]),
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED",
+        ]
+        assert text_of(events) == "Your home has a db."
+        assert events[1]["toolCallName"] == "file_list" and "larkbot.db" in events[4]["content"]
+        run_id = events[0]["runId"]
+        assert [i for i, _ in got] == [f"{run_id}:{n}" for n in range(1, len(got) + 1)]
+        session = events[0]["threadId"]
+        async with s.http.get(s.url(f"/api/sessions/{session}"), headers=AUTH) as r:
+            history = (await r.json())["messages"]
+        assert history[0] == {"role": "user", "content": "what is here?"}
+        assert history[-1]["content"] == "Your home has a db."
+        async with s.http.get(s.url("/api/sessions"), headers=AUTH) as r:
+            listed = (await r.json())["sessions"]
+        assert [(x["id"], x["title"]) for x in listed] == [(session, "what is here?")]
+
+
+async def test_resume_with_last_event_id_after_the_client_left(
+    home: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply_text("one two three four five six", text_chunk=3, delay=0.0)
+    fake_llm.reply_text("second answer")
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        async with s.http.post(s.url("/chat"), json={"message": "count"}, headers=AUTH) as r:
+            first = []
+            async for item in sse_events(r):
+                first.append(item)
+                if item[1]["type"] == "TEXT_MESSAGE_START":
+                    break  # the client goes away mid-answer
+        web = s.app  # the turn goes on without a client
+        last_id = first[-1][0]
+        headers = {**AUTH, "Last-Event-ID": last_id}
+        async with s.http.post(s.url("/chat"), json={}, headers=headers) as r:
+            rest = [e async for e in sse_events(r)]
+        assert rest[0][0] == f"{last_id.split(':')[0]}:{int(last_id.split(':')[1]) + 1}"
+        events = [e for _, e in first] + [e for _, e in rest]
+        assert text_of(events) == "one two three four five six"
+        assert events[-1]["type"] == "RUN_FINISHED"
+        headers = {**AUTH, "Last-Event-ID": "run_unknown:3"}
+        async with s.http.post(s.url("/chat"), json={}, headers=headers) as r:
+            assert r.status == 404
+        assert web.ready
+
+
+async def test_stop_cancels_the_turn_and_keeps_the_message(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("too late", delay=5.0)
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        async with s.http.post(s.url("/chat"), json={"message": "slow"}, headers=AUTH) as r:
+            events = []
+            async for _, event in sse_events(r):
+                events.append(event)
+                if event["type"] == "RUN_STARTED":
+                    await wait_until(lambda: fake_llm.requests)  # the model is being asked
+                    stop = s.url(f"/api/runs/{event['runId']}/stop")
+                    async with s.http.post(stop, headers=AUTH) as stopped:
+                        assert stopped.status == 200
+        assert kinds(events) == ["RUN_STARTED", "RUN_ERROR"]
+        assert events[-1]["code"] == "cancelled"
+        session = events[0]["threadId"]
+        async with s.http.get(s.url(f"/api/sessions/{session}"), headers=AUTH) as r:
+            assert (await r.json())["messages"] == [{"role": "user", "content": "slow"}]
+
+
+async def test_bad_chat_bodies_are_4xx(home: Path, fake_llm: FakeLLM) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        for body, status in [
+            (b"not json", 400),
+            (b"[]", 400),
+            (b'{"message": ""}', 400),
+            (b'{"message": "hi", "session_id": "lark:oc_1"}', 400),
+            (b'{"message": "' + b"x" * 40_000 + b'"}', 413),
+        ]:
+            async with s.http.post(s.url("/chat"), data=body, headers=AUTH) as r:
+                assert r.status == status, body[:40]
+        await asyncio.sleep(0)
+        assert fake_llm.requests == []
+        assert isinstance(s.http, aiohttp.ClientSession)

@@ -1,0 +1,158 @@
+"""Consent across replicas: the turn runs on one `serve` process, the click lands on another.
+
+Two real `larkbot serve` processes on one PostgreSQL; the answer is recorded in the database
+and LISTEN/NOTIFY (or Redis pub/sub) wakes the replica holding the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+
+from larkbot.storage.db import Database
+from larkbot.web.consent_board import ConsentBoard
+from larkbot.web.signals import PostgresSignal, RedisSignal
+from tests.fakes.llm import FakeLLM
+from tests.lark_harness import _free_port, redis_server
+from tests.web_harness import AUTH, WEB_TOKEN, chat_turn, consents, outside_tmp
+
+
+class ServeProcess:
+    """`larkbot serve` in its own process and home, on a shared PostgreSQL."""
+
+    def __init__(self, tmp: Path, name: str, pg_url: str, llm_url: str) -> None:
+        self.home = tmp / name
+        self.home.mkdir()
+        port = _free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        self.config = self.home / "config.yaml"
+        self.config.write_text(
+            f"server: {{host: 127.0.0.1, port: {port}, drain_seconds: 2}}\n"
+            "lark: {verification_token: vt}\n"
+            f"llm: {{base_url: '{llm_url}', api_key: sk-test, max_retries: 0}}\n"
+            f"storage: {{url: '{pg_url}'}}\n"
+            f"web: {{token: {WEB_TOKEN}}}\n"
+            "scheduler: {enabled: false}\n"
+        )
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        """Spawn the process (logs to serve.log in its home)."""
+        env = {**os.environ, "LARKBOT_HOME": str(self.home)}
+        with (self.home / "serve.log").open("wb") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "larkbot", "serve", "--config", str(self.config),
+                env=env, stdout=log, stderr=log,
+            )  # fmt: skip
+
+    async def ready(self) -> None:
+        """Wait (bounded, ~30 s under load) until /healthz answers 200."""
+        async with aiohttp.ClientSession() as http:
+            for _ in range(300):
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with http.get(f"{self.base}/healthz") as r:
+                        if r.status == 200:
+                            return
+                await asyncio.sleep(0.1)
+        raise AssertionError((self.home / "serve.log").read_text()[-2000:])
+
+    async def stop(self) -> None:
+        """SIGTERM, bounded; kill if it hangs."""
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.proc.wait(), 15)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def two_replicas(tmp: Path, pg_url: str, llm_url: str) -> AsyncIterator[tuple[str, str]]:
+    """Two serve processes started together; yields their base URLs once both are healthy."""
+    procs = [ServeProcess(tmp, name, pg_url, llm_url) for name in ("a", "b")]
+    try:
+        for p in procs:
+            await p.start()
+        await asyncio.gather(*(p.ready() for p in procs))
+        yield procs[0].base, procs[1].base
+    finally:
+        await asyncio.gather(*(p.stop() for p in procs))
+
+
+async def test_consent_answered_on_the_other_replica(
+    tmp_path: Path, pg_url: str, fake_llm: FakeLLM
+) -> None:
+    with outside_tmp() as work:
+        target = work / "from-a.txt"
+        fake_llm.reply_tools(("file_write", {"path": str(target), "content": "replicated"}))
+        fake_llm.reply_text("Written.")
+        async with (
+            two_replicas(tmp_path, pg_url, fake_llm.base_url) as (a, b),
+            aiohttp.ClientSession() as http,
+        ):
+            events = await chat_turn(
+                http, a, "write it", answer="allow_once", consent_base=b
+            )  # the turn streams from a; the click goes to b
+            rid = consents(events)[0]["request_id"]
+            for base in (a, b):  # answered once, for good, wherever asked
+                async with http.post(
+                    f"{base}/api/consent/{rid}", json={"decision": "deny"}, headers=AUTH
+                ) as r:
+                    assert r.status == 409
+        assert target.read_text() == "replicated"
+        resolved = [e["value"] for e in events if e.get("name") == "consent_resolved"]
+        assert resolved == [{"request_id": rid, "decision": "allow_once"}]
+        assert events[-1]["type"] == "RUN_FINISHED"
+
+
+async def _woken_by(signal_a: object, signal_b: object, db_a: Database, db_b: Database) -> float:
+    """Board A waits (polling only every 30 s); board B answers; seconds until A returns."""
+    a = ConsentBoard(db_a, signal_a, timeout=20)  # type: ignore[arg-type]
+    b = ConsentBoard(db_b, signal_b, timeout=20)  # type: ignore[arg-type]
+    await a.init()
+    await b.init()
+    try:
+        req = await a.open("web:s", "file_write", "/x", False)
+        waiter = asyncio.create_task(a.wait(req))
+        await asyncio.sleep(0.3)  # a is waiting; its first poll has happened
+        start = time.monotonic()
+        assert await b.answer(req.request_id, "allow_session") == "ok"
+        assert await asyncio.wait_for(waiter, 10) == "allow_session"
+        return time.monotonic() - start
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_postgres_notify_wakes_the_waiting_replica(pg_url: str) -> None:
+    db_a, db_b = Database(pg_url), Database(pg_url)
+    sig_a = PostgresSignal(db_a)
+    sig_a.poll_seconds = 30.0  # only NOTIFY can wake it in time
+    try:
+        assert await _woken_by(sig_a, PostgresSignal(db_b), db_a, db_b) < 5
+    finally:
+        await db_a.close()
+        await db_b.close()
+
+
+async def test_redis_pubsub_wakes_the_waiting_replica(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/shared.db"
+    db_a, db_b = Database(url), Database(url)
+    with redis_server(tmp_path) as redis_url:
+        sig_a = RedisSignal(redis_url)
+        sig_a.poll_seconds = 30.0
+        try:
+            assert await _woken_by(sig_a, RedisSignal(redis_url), db_a, db_b) < 5
+        finally:
+            await db_a.close()
+            await db_b.close()
