@@ -1,8 +1,9 @@
 """What `/healthz`, `/readyz` and `/metrics` say about a running App.
 
-`/healthz` is the probe (200 only when events can be taken *and* answered: credentials set,
-webhook authenticated, long connection up); `/readyz` names each component's state;
-`/metrics` refreshes the gauges that need a query, then renders the registry.
+`/healthz` is the probe (200 only when events can be taken *and* answered: Lark credentials
+set unless the web chat is the interface, webhook authenticated, long connection up);
+`/readyz` names each component's state; `/metrics` refreshes the gauges that need a query,
+then renders the registry.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ async def readiness(app: Any) -> tuple[int, dict[str, Any]]:
     else:
         components["storage"] = {"ok": False, "detail": "not started"}
     if app.client is None:
-        components["lark_token"] = {"ok": False, "detail": "lark credentials not set"}
+        web_only = app.settings.web.enabled
+        detail = "lark credentials not set" + (": web chat only" if web_only else "")
+        components["lark_token"] = {"ok": web_only, "detail": detail}
     else:
         components["lark_token"] = await _timed(lambda: _token(app))
     if app.settings.lark.mode == "websocket":

@@ -23,10 +23,13 @@ def lark_credentials(settings: Settings) -> Problem | None:
     """No app id / secret: events are acknowledged but never answered."""
     if settings.lark.configured:
         return None
+    web = settings.web.enabled
     return Problem(
         "lark_credentials",
-        "lark.app_id / lark.app_secret are not set: the bot cannot reply",
+        "lark.app_id / lark.app_secret are not set: the bot cannot reply in Lark"
+        + (" (the web chat works)" if web else ""),
         "set LARK_APP_ID and LARK_APP_SECRET (developer console → Credentials & Basic Info)",
+        blocking=not web,  # a web-only deployment is a working one
     )
 
 
@@ -37,12 +40,13 @@ def webhook_unauthenticated(settings: Settings) -> Problem | None:
         return None
     if lark.encrypt_key.get_secret_value():
         return None
-    return Problem(
+    return Problem(  # blocking only while Lark is in use at all (credentials set)
         "webhook_auth",
         "webhook mode without lark.verification_token or lark.encrypt_key: every event is "
         "refused (403), since anyone could pose as the owner",
         "set LARK_VERIFICATION_TOKEN and/or LARK_ENCRYPT_KEY (console → Events & Callbacks → "
         "Encryption Strategy), or use the long connection: LARK_MODE=websocket",
+        blocking=settings.lark.configured or not settings.web.enabled,
     )
 
 

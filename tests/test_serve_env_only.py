@@ -114,3 +114,20 @@ async def test_env_only_serve_answers_a_dm_and_counts_it(
     assert proc.returncode == 0
     assert (home / "larkbot.db").exists()  # the default storage.url, under the fresh home
     assert b"misconfigured" not in stderr  # a complete set-up warns about nothing
+
+
+def test_healthz_is_honest_about_what_cannot_work(home: Path) -> None:
+    from larkbot.config import parse_settings
+    from larkbot.misconfig import find_problems
+
+    def blocking(raw: dict[str, object]) -> list[str]:
+        return [p.key for p in find_problems(parse_settings(raw)) if p.blocking]
+
+    creds = {"app_id": "cli_x", "app_secret": "s"}
+    local_llm = {"base_url": "http://127.0.0.1:11434/v1"}
+    assert blocking({"lark": {**creds, "verification_token": "vt"}, "llm": local_llm}) == []
+    assert blocking({"lark": creds, "llm": local_llm}) == ["webhook_auth"]  # every event 403
+    assert blocking({"lark": {"mode": "websocket"}, "llm": local_llm}) == []  # web chat only
+    no_web = {"lark": {"mode": "websocket"}, "llm": local_llm, "web": {"enabled": False}}
+    assert blocking(no_web) == ["lark_credentials"]  # nothing could ever answer
+    assert blocking({"lark": {**creds, "mode": "websocket"}}) == ["llm_key"]  # hosted, no key
