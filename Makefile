@@ -22,7 +22,8 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 
 # Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
 # cross-replica journal and leader lock, PostgreSQL for the replica stores, Chromium (with CJK
-# fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use; rg comes
+# fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use (xwd, from
+# x11-apps, is its benchmark's screenshot baseline); rg comes
 # from PyPI's ripgrep wheel. Missing ones are installed with apt when root, else named here.
 $(SYS_STAMP): | $(BIN)/python
 	@missing=""; \
@@ -30,7 +31,7 @@ $(SYS_STAMP): | $(BIN)/python
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-noto-cjk"; \
-	for t in Xvfb:xvfb xdotool:xdotool xclip:xclip; do \
+	for t in Xvfb:xvfb xdotool:xdotool xclip:xclip xwd:x11-apps; do \
 	  command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

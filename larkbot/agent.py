@@ -40,6 +40,7 @@ from larkbot.providers.base import (
     new_call_id,
 )
 from larkbot.storage.sessions import SessionStore
+from larkbot.tool_images import with_round_images
 from tools.base import BaseTool, ToolResult
 from tools.executor import ToolExecutor
 from tools.registry import ToolRegistry
@@ -216,6 +217,9 @@ class Agent:
                 round_msgs = _tool_round(completion.text, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
+                if any(r.attachments for r in results.values()):  # images: this turn only
+                    named = [(c.name, results[c.id]) for c in calls]
+                    turn = await asyncio.to_thread(with_round_images, turn, named, settings)
             note = _max_steps_note(settings.agent.max_steps, user_text)
             unsaved.append({"role": "assistant", "content": note})
             await self._save(session_id, unsaved)

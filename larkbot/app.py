@@ -62,6 +62,11 @@ class App:
         from larkbot.lark.approval import install_approvals
 
         install_approvals(self)  # Approve/Deny cards for owners' dangerous calls (issue 4)
+        from larkbot.desktop import DesktopServer
+
+        desktop = DesktopServer(settings.computer_use, lambda: self.core.runtime.services)
+        self.on_start.append(desktop.start)  # computer_use.start_xvfb: serve's own Xvfb
+        self.on_stop.append(desktop.stop)
 
     @property
     def started(self) -> bool:

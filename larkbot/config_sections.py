@@ -36,6 +36,7 @@ class ComputerUseConfig(Section):
     """`computer_use:` the X display the `computer_use` tool sees and operates."""
 
     enabled: bool = False
-    display: str = ""
+    display: str = ""  # "" with start_xvfb: the server picks a free display number
     start_xvfb: bool = False
-    size: str = "1280x800"
+    size: str = Field("1280x800", pattern=r"^\d{2,5}x\d{2,5}$")  # WIDTHxHEIGHT of that Xvfb
+    settle_seconds: float = Field(0.5, ge=0, le=10)  # after an action, before the screenshot

@@ -183,3 +183,17 @@ async def test_a_failed_turn_still_delivers_what_tools_produced(
     await view.on_event(AttachmentReady("c1", "browser_page", Attachment(str(shot), "image")))
     await view.fail("it took too long.")
     assert [s["msg_type"] for s in fake_lark.sent] == ["text", "image"]
+
+
+async def test_every_piece_of_a_streamed_answer_stays_in_the_topic(
+    fake_lark: FakeLark, client: LarkClient
+) -> None:
+    from larkbot.events import TextDelta
+
+    view = StreamingCardView(client, MSG, LarkConfig(), delay=0)
+    await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
+    long_answer = "\n\n".join(f"## Part {i}\n" + "word " * 2000 for i in range(6))
+    await view.on_event(TextDelta(long_answer))
+    await view.finish(FinalAnswer(long_answer, [{"lark_card": {"schema": "2.0", "body": {}}}]))
+    assert len(fake_lark.sent) >= 3  # the live card, the rest of the answer, the ui card
+    assert all(s["reply_in_thread"] and s["reply_to"] == "om_user_1" for s in fake_lark.sent)

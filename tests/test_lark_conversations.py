@@ -294,3 +294,27 @@ async def test_bad_media_becomes_a_clear_note_never_a_crashed_turn(
     assert "gone.pdf), but Lark would not hand it over (File not in msg., code 234003)" in gone
     assert fake_lark.texts() == ["noted"] * 3  # every turn answered
     assert not (home / "inbox" / "oc_dm" / "om_huge").exists()  # nothing half-written
+
+
+async def test_voice_is_transcribed_when_a_transcription_model_is_set(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_lark.add_resource("om_v1", "file_voice", b"OggS fake opus bytes")
+    fake_lark.add_resource("om_v2", "file_voice2", b"OggS more fake opus")
+    fake_llm.transcript = "please book the room for friday"
+    fake_llm.reply_text("booked").reply_text("ok")
+    audio = {"file_key": "file_voice", "duration": 3000}
+    with_model = settings_for(
+        home, fake_lark.domain, fake_llm.base_url, llm={"transcription_model": "whisper-1"}
+    )
+    async with Served(with_model) as s:
+        event = message_event(message_id="om_v1", message_type="audio", content=json.dumps(audio))
+        await send(s, fake_lark, event, 1)
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        audio2 = {"file_key": "file_voice2", "duration": 2000}
+        event = message_event(message_id="om_v2", message_type="audio", content=json.dumps(audio2))
+        await send(s, fake_lark, event, 2)
+    heard, unheard = (text_of(c) for c in user_messages(fake_llm.requests[1]))
+    assert heard.endswith("Transcript:]\nplease book the room for friday")
+    assert fake_llm.transcriptions == [{"model": "whisper-1", "file": "voice.opus", "bytes": 20}]
+    assert "You cannot hear it (no llm.transcription_model is set)" in unheard

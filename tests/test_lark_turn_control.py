@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,44 @@ async def test_recall_of_a_running_turn_stops_it_unanswered(
         assert await s.app.dispatcher.join(5)  # well before the model's 30 s
         assert await s.app.journal.status("om_r1") == "done"  # never re-run
     assert fake_lark.sent == []
+
+
+SLOW_PLUGIN = """
+import asyncio
+from pathlib import Path
+from tools.base import BaseTool
+
+class Slow(BaseTool):
+    name = "slow_lookup"
+    description = "A lookup that takes long"
+    parameters = {"type": "object", "properties": {}}
+
+    async def run(self, **kw):
+        home = Path(__file__).parent.parent
+        await asyncio.to_thread((home / "started.fifo").write_text, "x")  # the test reads it
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            (home / "tool-cancelled").write_text("x")
+            raise
+        return "done"
+"""
+
+
+async def test_recall_cancels_a_running_tool_too(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    (home / "tools").mkdir()
+    (home / "tools" / "slow.py").write_text(SLOW_PLUGIN)
+    os.mkfifo(home / "started.fifo")
+    fake_llm.reply_tools(("slow_lookup", {}))
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        await s.post_event(message_event("look it up", message_id="om_t1"))
+        await asyncio.wait_for(asyncio.to_thread((home / "started.fifo").read_text), 10)
+        recall = lark_event("im.message.recalled_v1", message_id="om_t1", chat_id="oc_dm")
+        assert await s.app.submit(recall) == "recalled"
+        assert await s.app.dispatcher.join(5)
+    assert (home / "tool-cancelled").exists() and fake_lark.sent == []
 
 
 async def test_recall_of_a_queued_turn_drops_it(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-# the design doc's table: tool -> (CLI, Web API, Lark bot, fast path); browser_* and
-# computer_use are not built, so they appear nowhere (never in the CLI, as the table says)
+# the design doc's table: tool -> (CLI, Web API, Lark bot, fast path); browser_* are not built,
+# so they appear nowhere (never in the CLI, as the table says); computer_use needs enabling
 DESIGN_TABLE: dict[str, tuple[bool, bool, bool, bool]] = {
     "shell": (True, True, True, True),
     "file_read": (True, True, True, True),
@@ -30,6 +30,7 @@ DESIGN_TABLE: dict[str, tuple[bool, bool, bool, bool]] = {
     "lark_chat_messages": (True, True, True, False),
     "lark_message_send": (True, True, True, False),
     "ui_card": (True, True, True, False),
+    "computer_use": (False, True, True, False),
 }
 
 
@@ -50,6 +51,7 @@ def tools_output(home: Path, interface: str) -> set[str]:
     ("interface", "column"), [("cli", 0), ("web", 1), ("lark", 2), ("fast", 3)]
 )
 def test_interface_exposes_the_design_table(home: Path, interface: str, column: int) -> None:
+    (home / "config.yaml").write_text("computer_use: {enabled: true}\n")
     listed = tools_output(home, interface) & (set(DESIGN_TABLE) | {"browser_session"})
     expected = {name for name, row in DESIGN_TABLE.items() if row[column]}
     assert listed == expected
@@ -67,3 +69,8 @@ def test_flags_shown_per_tool(home: Path) -> None:
     assert "side_effect" in rows["shell"] and "consent" in rows["shell"]
     assert "side_effect" in rows["lark_message_send"] and "consent" in rows["lark_message_send"]
     assert "private_data" in rows["knowledge_search"] and "side_effect" not in rows["web_search"]
+
+
+def test_computer_use_absent_unless_enabled(home: Path) -> None:
+    listed = tools_output(home, "lark")
+    assert "shell" in listed and "computer_use" not in listed

@@ -33,6 +33,24 @@ args = sys.argv[1:]
 with open(os.environ["FAKE_CLI_LOG"], "a") as log:
     log.write(json.dumps(args) + "\\n")
 mode = os.environ.get("FAKE_CLI_MODE", "ok")
+version = os.environ.get("FAKE_CLI_VERSION", "1.0.46")
+if args == ["--version"]:
+    print("lark-cli version " + version)
+    sys.exit(0)
+if args[:2] == ["im", "+messages-send"] and "--format" in args:
+    if tuple(int(x) for x in version.split(".")) < (1, 0, 46):
+        sys.stderr.write("Error: unknown flag: --format")
+        sys.exit(2)
+if mode == "unconfigured":
+    sys.stderr.write(json.dumps({{"ok": False, "error": {{
+        "type": "config", "message": "not configured: run lark-cli config init"}}}}))
+    sys.exit(2)
+if mode == "wrapper":  # like the npm wrapper: the real work is a child holding the pipes
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    with open(os.environ["FAKE_CLI_PIDFIFO"], "w") as fifo:
+        fifo.write(str(child.pid))
+    child.wait()
 if mode == "auth":
     sys.stderr.write(json.dumps({{"ok": False, "identity": "user", "error": {{
         "type": "auth", "code": 99991679, "message": "user access token missing",
@@ -47,10 +65,10 @@ if mode == "hang":
     with open(os.environ["FAKE_CLI_PIDFIFO"], "w") as fifo:
         fifo.write(str(os.getpid()))
     time.sleep(30)
-if args[:2] == ["calendar", "+agenda"]:
+if args[:2] == ["calendar", "+agenda"]:  # printed in the CLI machine's zone (here UTC)
     print(json.dumps({{"ok": True, "identity": "user", "data": [
-        {{"summary": "Standup", "start_time": {{"datetime": "2026-11-30T09:00:00+08:00"}},
-          "end_time": {{"datetime": "2026-11-30T09:15:00+08:00"}},
+        {{"summary": "Standup", "start_time": {{"datetime": "2026-11-30T01:00:00Z"}},
+          "end_time": {{"datetime": "2026-11-30T01:15:00Z"}},
           "location": {{"name": "Room 1"}}}}]}}))
 elif args[:3] == ["calendar", "events", "instance_view"]:
     print(json.dumps({{"code": 0, "msg": "success", "data": {{"items": [
@@ -94,17 +112,20 @@ def argv_log(tmp_path: Path) -> list[list[str]]:
     return [json.loads(line) for line in lines]
 
 
-async def test_agenda(rt: ToolRuntime, tmp_path: Path) -> None:
+async def test_agenda_in_the_scheduler_timezone(rt: ToolRuntime, tmp_path: Path) -> None:
     out = await LarkCalendarEventsTool(rt).run(action="agenda")
-    assert out == "- 2026-11-30 09:00 – 09:15 Standup @ Room 1"
-    assert argv_log(tmp_path)[-1] == ["calendar", "+agenda", "--as", "user", "--format", "json"]
+    assert out == "- 2026-11-30 09:00 – 09:15 (UTC+08:00) Standup @ Room 1"
+    argv = argv_log(tmp_path)[-1]
+    assert argv[:2] == ["calendar", "+agenda"] and argv[-4:] == ["--as", "user", "--format", "json"]
+    start, end = int(argv[argv.index("--start") + 1]), int(argv[argv.index("--end") + 1])
+    assert end - start == 86400 and (start + 8 * 3600) % 86400 == 0  # midnight in Shanghai
 
 
 async def test_range_converts_times_and_drops_cancelled(rt: ToolRuntime, tmp_path: Path) -> None:
     out = await LarkCalendarEventsTool(rt).run(
         action="list", start_time="2026-11-30", end_time="2026-12-01"
     )
-    assert "Review" in out and "Gone" not in out
+    assert "Review" in out and "Gone" not in out and "(UTC+08:00)" in out
     argv = argv_log(tmp_path)[-1]
     assert argv[:3] == ["calendar", "events", "instance_view"]
     params = json.loads(argv[argv.index("--params") + 1])
@@ -143,7 +164,8 @@ async def test_send_builds_command_with_idempotency_key(rt: ToolRuntime, tmp_pat
     finally:
         current_context.reset(token)
     assert out == "sent: message_id=om_sent"
-    first, second = argv_log(tmp_path)[-2:]
+    first, second = [a for a in argv_log(tmp_path) if a != ["--version"]][-2:]
+    assert first[-2:] == ["--format", "json"]  # 1.0.46 knows the flag
     assert first[:4] == ["im", "+messages-send", "--chat-id", "oc_1"]
     assert first[first.index("--as") + 1] == "bot"
     key = first[first.index("--idempotency-key") + 1]
@@ -213,3 +235,61 @@ async def test_lark_cli_killed_when_the_call_is_cancelled(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_send_leaves_out_format_json_for_older_lark_cli(
+    rt: ToolRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLI_VERSION", "1.0.14")
+    out = await LarkMessageSendTool(rt).run(content="hi", chat_id="oc_1")
+    assert out == "sent: message_id=om_sent"
+    calls = argv_log(tmp_path)
+    assert calls.count(["--version"]) == 1 and "--format" not in calls[-1]
+    await LarkMessageSendTool(rt).run(content="again", chat_id="oc_1")
+    assert argv_log(tmp_path).count(["--version"]) == 1  # detected once
+
+
+async def test_unconfigured_cli_is_reported_as_such(
+    rt: ToolRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", "unconfigured")
+    res = await LarkCalendarEventsTool(rt).run(action="agenda")
+    assert isinstance(res, ToolResult) and res.is_error
+    assert "not configured" in res.content and "lark-cli config init" in res.content
+    assert "invalid arguments" not in res.content
+
+
+def dead(pid: int) -> bool:
+    """Gone, or a zombie waiting to be reaped (it runs no more)."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return stat_line.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+async def test_timeout_kills_the_whole_process_group(
+    rt: ToolRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: only the wrapper was killed; its child kept the pipes and the call hung."""
+    fifo = tmp_path / "child.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("FAKE_CLI_MODE", "wrapper")
+    monkeypatch.setenv("FAKE_CLI_PIDFIFO", str(fifo))
+    reader = asyncio.create_task(asyncio.to_thread(fifo.read_text))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    res = await asyncio.wait_for(LarkCalendarEventsTool(rt).run(action="agenda"), 15)
+    elapsed = loop.time() - started
+    child = int(await asyncio.wait_for(reader, 5))
+    try:
+        assert isinstance(res, ToolResult) and "timed out after 1 s" in res.content
+        assert elapsed < 5  # 1 s timeout, not the child's 30 s
+        for _ in range(50):  # SIGKILL was sent to the group; its delivery is asynchronous
+            if dead(child):
+                break
+            await asyncio.sleep(0.1)
+        assert dead(child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)

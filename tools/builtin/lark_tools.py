@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from larkbot.context import get_context
 from tools.base import BaseTool, ToolResult
-from tools.builtin._lark_cli import LarkCliError, run_lark_cli
+from tools.builtin._lark_cli import LarkCliError, cli_version, run_lark_cli
 from tools.runtime import ToolRuntime
 
 MAX_RANGE_DAYS = 40  # instance_view rejects longer ranges (error 193103)
+SEND_FORMAT_SINCE = (
+    1,
+    0,
+    46,
+)  # `im +messages-send --format json` is older lark-cli's "unknown flag"
 
 
 def to_unix(value: str, tz: ZoneInfo) -> int:
@@ -33,15 +38,32 @@ def to_unix(value: str, tz: ZoneInfo) -> int:
     return int(moment.timestamp())
 
 
-def _when(point: dict[str, Any] | None, tz: ZoneInfo) -> str:
+def _moment(point: dict[str, Any] | None, tz: ZoneInfo) -> datetime | str:
+    """The time in `tz` (lark-cli prints +agenda in ITS machine's zone), or the all-day date."""
     if not isinstance(point, dict):
         return "?"
-    if point.get("datetime"):
-        return str(point["datetime"]).replace("T", " ")[:16]
-    if point.get("timestamp"):
-        moment = datetime.fromtimestamp(int(point["timestamp"]), UTC).astimezone(tz)
-        return moment.strftime("%Y-%m-%d %H:%M")
+    try:
+        if point.get("datetime"):
+            moment = datetime.fromisoformat(str(point["datetime"]).replace("Z", "+00:00"))
+            return moment.astimezone(tz) if moment.tzinfo else moment.replace(tzinfo=tz)
+        if point.get("timestamp"):
+            return datetime.fromtimestamp(int(point["timestamp"]), UTC).astimezone(tz)
+    except (TypeError, ValueError):
+        return str(point.get("datetime") or point.get("timestamp"))
     return str(point.get("date", "?"))
+
+
+def _offset(moment: datetime) -> str:
+    raw = moment.strftime("%z")  # +0800
+    return f"UTC{raw[:3]}:{raw[3:]}" if raw else "local time"
+
+
+def _when(start: datetime | str, end: datetime | str) -> str:
+    """`2026-11-30 09:00 – 09:15 (UTC+08:00)`; all-day events by their date."""
+    if not isinstance(start, datetime):
+        return f"{start} (all day)" if start != "?" else "?"
+    until = f"{end:%H:%M}" if isinstance(end, datetime) else str(end)
+    return f"{start:%Y-%m-%d %H:%M} – {until} ({_offset(start)})"
 
 
 def format_events(data: Any, tz: ZoneInfo) -> str:
@@ -52,8 +74,8 @@ def format_events(data: Any, tz: ZoneInfo) -> str:
     for ev in items or []:
         if not isinstance(ev, dict) or ev.get("status") == "cancelled":
             continue
-        line = f"- {_when(ev.get('start_time'), tz)} – {_when(ev.get('end_time'), tz)[-5:]} "
-        line += str(ev.get("summary") or "(no title)")
+        start, end = _moment(ev.get("start_time"), tz), _moment(ev.get("end_time"), tz)
+        line = f"- {_when(start, end)} " + str(ev.get("summary") or "(no title)")
         location = ev.get("location")
         if isinstance(location, dict) and location.get("name"):
             line += f" @ {location['name']}"
@@ -86,8 +108,11 @@ class LarkCalendarEventsTool(BaseTool):
         """Run `calendar +agenda` or `calendar events instance_view` and list the events."""
         settings = self.rt.settings
         tz = ZoneInfo(settings.scheduler.timezone)
-        if kw.get("action", "agenda") == "agenda":
-            args = ["calendar", "+agenda", "--as", "user", "--format", "json"]
+        if kw.get("action", "agenda") == "agenda":  # today in scheduler.timezone, not the CLI's
+            today = datetime.now(tz).replace(hour=0, minute=0, second=0, microsecond=0)
+            span = [str(int(today.timestamp())), str(int((today + timedelta(days=1)).timestamp()))]
+            args = ["calendar", "+agenda", "--start", span[0], "--end", span[1]]
+            args += ["--as", "user", "--format", "json"]
         else:
             if not kw.get("start_time") or not kw.get("end_time"):
                 return ToolResult("action=list needs start_time and end_time", is_error=True)
@@ -198,8 +223,11 @@ class LarkMessageSendTool(BaseTool):
         args = ["im", "+messages-send"]
         args += ["--chat-id", chat_id] if chat_id else ["--user-id", str(user_id)]
         args += ["--markdown", kw["content"], "--idempotency-key", key]
-        args += ["--as", "user" if kw.get("as_user") else "bot", "--format", "json"]
+        args += ["--as", "user" if kw.get("as_user") else "bot"]
         try:
+            version = await cli_version(self.rt.settings.tools.lark_cli)
+            if version is not None and version >= SEND_FORMAT_SINCE:
+                args += ["--format", "json"]  # older ones print their JSON envelope anyway
             data = await run_lark_cli(args, self.rt.settings.tools.lark_cli)
         except LarkCliError as err:
             return ToolResult(str(err), is_error=True)
