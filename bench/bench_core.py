@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from larkbot.access import AllowAll
 from larkbot.agent import Agent
 from larkbot.config import parse_settings
-from larkbot.consent import ConsentDecision, ConsentRequest
+from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.context import RequestContext
+from larkbot.policy import Policy
 from larkbot.providers.base import Completion, StreamEvent, TextChunk, ToolCall
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
@@ -78,8 +78,8 @@ class StubModel:
 
 
 class Allow:
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        return ConsentDecision(True)
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
+        return ConsentAnswer(True)
 
 
 async def _agent(tmp: Path, model: StubModel, steps: int) -> tuple[Agent, Database]:
@@ -92,11 +92,11 @@ async def _agent(tmp: Path, model: StubModel, steps: int) -> tuple[Agent, Databa
     registry = ToolRegistry()
     registry.register(Noop())
     registry.register(Sleep())
-    return Agent(model, registry, store, Allow(), AllowAll(), settings), db
+    return Agent(model, registry, store, Allow(), Policy(dict), settings), db
 
 
 async def _turn(agent: Agent, session: str) -> None:
-    ctx = RequestContext(interface="cli", session_id=session)
+    ctx = RequestContext.local_owner(session)
     async for _ in agent.stream_chat(session, "go", ctx):
         pass
 

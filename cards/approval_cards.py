@@ -51,10 +51,24 @@ def _button(label: str, kind: str, approval_id: str, decision: str) -> dict[str,
 
 
 def approval_card(
-    approval_id: str, tool: str, description: str, arguments: dict[str, Any], timeout: float
+    approval_id: str,
+    tool: str,
+    description: str,
+    arguments: dict[str, Any],
+    timeout: float,
+    sources: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The question: what would run, Approve / Deny buttons, who may answer and until when."""
+    """The question: what would run, Approve / Deny buttons, who may answer and until when.
+
+    `sources` names the untrusted content in the turn (another sender's message, a web page)
+    that made this call need an approval: the owner sees where the idea may have come from.
+    """
     elements = _body(tool, description, arguments)
+    if sources:
+        named = "\n".join(f"- {s[:200]}" for s in sources[:5])
+        elements.append(
+            {"tag": "markdown", "content": f"⚠️ **Not written by you, in this turn:**\n{named}"}
+        )
     elements.append(
         {
             "tag": "column_set",

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from larkbot import metrics
-from larkbot.access import AllowAll, ToolAccess
 from larkbot.config import LiveSettings, Settings
-from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.consent import ConsentProvider
 from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, sees_images, text_of
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.errors import ProviderError
 from larkbot.events import (
     AgentEvent,
@@ -27,9 +25,9 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.find_tools import FindToolsTool
-from larkbot.gate import CallGate, Verdict
 from larkbot.logs import get_logger
-from larkbot.privacy import hide_private_results
+from larkbot.policy import Allow, AuditSink, Policy, ToolGate, Verdict
+from larkbot.policy.redact import hide_private_results
 from larkbot.prompt import build_system_prompt, detect_language
 from larkbot.providers.base import (
     ChatProvider,
@@ -42,7 +40,7 @@ from larkbot.providers.base import (
 from larkbot.storage.sessions import SessionStore
 from larkbot.tool_images import with_round_images
 from tools.base import BaseTool, ToolResult
-from tools.executor import ToolExecutor
+from tools.executor import ToolExecutor, error_result, for_model
 from tools.registry import ToolRegistry
 
 log = get_logger(__name__)
@@ -57,28 +55,27 @@ class Agent:
         registry: ToolRegistry,
         store: SessionStore,
         consent: ConsentProvider,
-        access: ToolAccess | None,
+        policy: Policy,
         settings: Settings | LiveSettings,
         interface: str = "cli",
         *,
         executor: ToolExecutor | None = None,
-        grants: ConsentStore | None = None,
+        audit: AuditSink | None = None,
     ) -> None:
         self.provider = provider
         self.registry = registry
         self.store = store
         self.consent = consent
-        self.access: ToolAccess = access or AllowAll()
+        self.policy = policy
         self._live = settings if isinstance(settings, LiveSettings) else None
         self._static = settings if isinstance(settings, Settings) else None
         self.interface = interface
         self._own_executor = executor is None
         self.executor = executor or ToolExecutor(registry, self.settings.tools.timeout_seconds)
-        self.grants = grants or ConsentStore()
         self.activated: dict[str, set[str]] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self.find_tools = FindToolsTool(self.available_tools, self._activate)
-        self.gate = CallGate(self._lookup, self.available_tools, self.access, consent, self.grants)
+        self.gate = ToolGate(policy, self._lookup, self.available_tools, consent, audit)
 
     @property
     def settings(self) -> Settings:
@@ -103,13 +100,24 @@ class Agent:
     def _may_see(self, name: str, ctx: RequestContext) -> bool:
         """Whether this sender may see results of tool `name` (unknown tools: no)."""
         tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
-        return tool is not None and self.access.refusal(tool, ctx) is None
+        return tool is not None and isinstance(self.policy.access(tool, ctx), Allow)
+
+    def _untrusted_sources(
+        self, calls: Sequence[ToolCall], results: dict[str, ToolResult]
+    ) -> list[str]:
+        """Labels of this round's results that hold text no owner wrote."""
+        sources = []
+        for call in calls:
+            tool = self._lookup(call.name)
+            if tool is not None and tool.untrusted_output and not results[call.id].is_error:
+                sources.append(untrusted_source(call))
+        return sources
 
     def available_tools(self, ctx: RequestContext) -> list[BaseTool]:
         """Every enabled tool of this interface the sender may see."""
         disabled = set(self.settings.tools.disabled)
         tools = [t for t in self.registry.for_interface(self.interface) if t.name not in disabled]
-        return self.access.visible(tools, ctx)
+        return self.policy.visible(tools, ctx)
 
     def _activate(self, session_id: str, names: list[str]) -> None:
         self.activated.setdefault(session_id, set()).update(names)
@@ -125,7 +133,7 @@ class Agent:
     async def reset(self, session_id: str) -> None:
         """Forget a session: its history, consent grants and activated tools."""
         await self.store.clear(session_id)
-        self.grants.clear_session_grants(session_id)
+        self.policy.grants.clear_session_grants(session_id)
         self.activated.pop(session_id, None)
 
     # -- the loop ----------------------------------------------------------------------------
@@ -214,6 +222,8 @@ class Agent:
                     if isinstance(event, UiPayload):
                         ui.append(event.ui)
                     yield event
+                # what no owner wrote (a fetched page, others' messages) raises the bar from here on
+                ctx = ctx.with_untrusted(*self._untrusted_sources(calls, results))
                 round_msgs = _tool_round(completion.text, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
@@ -267,8 +277,6 @@ class Agent:
         self, calls: Sequence[ToolCall], ctx: RequestContext, results: dict[str, ToolResult]
     ) -> AsyncIterator[AgentEvent]:
         """Check calls one by one (consent questions are asked in order), then run them together."""
-        base = contextvars.copy_context()
-        base.run(current_context.set, ctx)
         approved: list[tuple[ToolCall, BaseTool]] = []
         for call in calls:
             verdict: Verdict | None = None
@@ -279,7 +287,7 @@ class Agent:
                     yield item
             assert verdict is not None
             if verdict.tool is None:
-                error = verdict.error or ToolResult("Error: refused", is_error=True)
+                error = error_result(verdict.refusal or "refused")
                 results[call.id] = error
                 yield ToolFinished(call.id, call.name, error.content, True, 0.0)
             else:
@@ -290,8 +298,7 @@ class Agent:
         tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
         for call, tool in approved:
             yield ToolStarted(call.id, call.name, call.arguments)
-            coro = self.executor.execute(call, tool)
-            tasks[asyncio.create_task(coro, context=base.copy())] = call
+            tasks[asyncio.create_task(self.executor.execute(call, ctx, tool))] = call
         try:
             pending: set[asyncio.Future[ToolResult]] = set(tasks)
             while pending:
@@ -329,8 +336,17 @@ def _tool_round(
     }
     return [
         assistant,
-        *({"role": "tool", "tool_call_id": c.id, "content": results[c.id].content} for c in calls),
+        *(
+            {"role": "tool", "tool_call_id": c.id, "content": for_model(results[c.id])}
+            for c in calls
+        ),
     ]
+
+
+def untrusted_source(call: ToolCall) -> str:
+    """How a card names an untrusted result: the tool and what it was asked for."""
+    subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
+    return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
 
 
 def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:

@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from larkbot.config import Settings
-from larkbot.consent import ChannelGuardProvider
+from larkbot.consent import ConsentProvider, NobodyToAsk
 from larkbot.errors import LarkBotError
-from larkbot.lark.access import LarkAccessPolicy
+from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import Commands
@@ -59,9 +59,7 @@ class App:
         from larkbot.scheduler.hooks import install_scheduler
 
         install_scheduler(self)  # start/stop hooks; registers services["scheduler"]
-        from larkbot.lark.approval import install_approvals
-
-        install_approvals(self)  # Approve/Deny cards for owners' dangerous calls (issue 4)
+        self.approvals: LarkApprovals | None = None
         from larkbot.desktop import DesktopServer
 
         desktop = DesktopServer(settings.computer_use, lambda: self.core.runtime.services)
@@ -111,9 +109,13 @@ class App:
             await part.init()
         inputs = TurnInputs(self.client, self.directory, lambda: self.settings)
         inputs.http = core.http
-        self.access = LarkAccessPolicy(lambda: core.live.get().owner, self.audit)
-        self.guard = ChannelGuardProvider()
-        self.agent = core.agent(self.guard, self.access, "lark")
+        consent: ConsentProvider = NobodyToAsk()
+        if self.client is not None:  # the policy's Asks become Approve / Deny cards
+            self.approvals = LarkApprovals(
+                self.client, self.owners.check, lambda: self.settings.lark.approval_timeout_seconds
+            )
+            consent, self.card_handler = self.approvals, self.approvals.handle_card
+        self.agent = core.agent(consent, "lark", audit=self.audit)
         self.dispatcher = Dispatcher(
             agent=self.agent,
             journal=self.journal,
@@ -246,6 +248,8 @@ class App:
             await self.ws.aclose()
         if self._sweeper is not None:
             await cancel_and_wait(self._sweeper)
+        if self.approvals is not None:
+            self.approvals.cancel_all()
         for task in list(self._background):
             await cancel_and_wait(task)
         for hook in reversed(self.on_stop):

@@ -134,7 +134,7 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
         if text == "/help":
             view.line(HELP)
             continue
-        ctx = RequestContext(interface="cli", session_id=session)
+        ctx = RequestContext.local_owner(session)  # the terminal's user is the owner
         async for event in agent.stream_chat(session, text, ctx):
             view.show(event)
     return 1 if view.failed else 0

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from larkbot.agent import Agent
 from larkbot.chat_view import LineReader, RichView
-from larkbot.consent import ConsentDecision, ConsentRequest
+from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.context import RequestContext
 
 HELP = (
@@ -55,18 +55,20 @@ class RichConsent:
             self.view.start("running…")
         return choices.get((answer or "").strip().lower()[:1], "no")
 
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
         """The consent provider interface: only an `s` answer is remembered for the session."""
         choice = await self.ask(request)
         if choice == "no":
-            return ConsentDecision(False, "the user declined")
-        return ConsentDecision(True, f"allowed by the user ({choice})", choice == "session")
+            return ConsentAnswer(False, "the user declined")
+        return ConsentAnswer(
+            True, f"allowed by the user ({choice})", for_session=choice == "session"
+        )
 
 
 async def _turn(agent: Agent, view: RichView, session: str, text: str) -> None:
     view.start()
     try:
-        ctx = RequestContext(interface="cli", session_id=session)
+        ctx = RequestContext.local_owner(session)
         async for event in agent.stream_chat(session, text, ctx):
             view.show(event)
     except asyncio.CancelledError:

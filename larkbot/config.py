@@ -138,7 +138,8 @@ class McpServerConfig(Section):
     url: str = ""
     headers: dict[str, str] = Field(default_factory=dict)
     timeout_seconds: float = Field(60.0, gt=0)
-    read_only: bool = False
+    read_only: bool = False  # only then are its tools free of side effects (shareable)
+    trusted: bool = False  # its results count as the owner's own text (no approval raised)
 
 
 class McpConfig(Section):

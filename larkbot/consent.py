@@ -1,16 +1,17 @@
-"""Consent: session grants, and the providers that ask (terminal) or decide (third-party channels).
+"""Consent providers: how an interface *presents* the policy's `Ask` to the owner.
 
-The agent loop, not the tool, asks for consent: it calls the tool's `consent_check`, looks up
-a session grant for `consent_scope`, and otherwise asks the interface's ConsentProvider.
+They decide nothing: `larkbot.policy` has already decided that this call needs a yes from
+the owner. A provider shows `request.description` (and the untrusted `request.sources`) and
+returns the owner's answer. Lark: an Approve / Deny card (`lark/approval.py`); the terminal:
+y/N; the web: a consent card on the event stream. Where nobody can be asked: `NobodyToAsk`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import posixpath
 import sys
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from larkbot.context import RequestContext
 from larkbot.terminal import read_line
@@ -19,7 +20,7 @@ from tools.base import BaseTool
 
 @dataclass(frozen=True)
 class ConsentRequest:
-    """One question to the user: may `tool` run with `arguments`?"""
+    """One question to the owner: may `tool` run with `arguments`? (the policy's Ask)."""
 
     tool: BaseTool
     arguments: dict[str, Any]
@@ -28,75 +29,32 @@ class ConsentRequest:
     always: bool
     context: RequestContext
     call_id: str = ""
+    sources: tuple[str, ...] = ()  # untrusted content that raised the bar, named on the card
 
 
 @dataclass(frozen=True)
-class ConsentDecision:
-    """The answer; `reason` is relayed to the model when not allowed.
-
-    `remember`: an allowed, not-`always` call is granted for the rest of the session by scope
-    (False for the web's "allow once").
-    """
+class ConsentAnswer:
+    """The owner's answer; `for_session` remembers a yes for `scope` (never for `always`)."""
 
     allowed: bool
     reason: str = ""
-    remember: bool = True
+    for_session: bool = False
 
 
 class ConsentProvider(Protocol):
-    """Asks someone (or decides by rule) whether a call may run."""
+    """Presents an Ask to the owner on one interface and returns their answer."""
 
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        """Allow or refuse the call described by `request`."""
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
+        """Show the question and wait (bounded) for the owner's answer."""
         ...
 
 
-@runtime_checkable
-class ConsentScreen(Protocol):
-    """Optional provider step run before `consent_check`: refuses on tool flags alone."""
+class NobodyToAsk:
+    """For paths with no consent UI (a scheduled run with no chat): every Ask is a no."""
 
-    def screen(self, tool: BaseTool, ctx: RequestContext) -> str | None:
-        """A refusal reason, or None to continue with the normal consent rules."""
-        ...
-
-
-def _is_path(scope: str) -> bool:
-    return scope.startswith("/")
-
-
-def scope_covers(granted: str, scope: str) -> bool:
-    """True when a grant of `granted` covers `scope`: equal, or `scope` inside that directory."""
-    if granted == scope:
-        return True
-    if not (_is_path(granted) and _is_path(scope)):
-        return False
-    root = posixpath.normpath(granted)
-    target = posixpath.normpath(scope)
-    return target == root or target.startswith(root.rstrip("/") + "/")
-
-
-class ConsentStore:
-    """Session grants in memory (never on disk), keyed by consent scope and by who granted.
-
-    A grant covers the calls of the person who gave it: in a shared session (a Lark group) a
-    member the owner shared a tool with must not ride on the owner's "yes".
-    """
-
-    def __init__(self) -> None:
-        self._grants: dict[str, dict[str, set[str]]] = {}
-
-    def grant(self, session_id: str, scope: str, who: str = "") -> None:
-        """Remember that `scope` is allowed for `who` for the rest of the session."""
-        self._grants.setdefault(session_id, {}).setdefault(who, set()).add(scope)
-
-    def is_granted(self, session_id: str, scope: str, who: str = "") -> bool:
-        """True when a grant `who` gave in this session covers `scope` (paths cover subtrees)."""
-        granted = self._grants.get(session_id, {}).get(who, ())
-        return any(scope_covers(g, scope) for g in granted)
-
-    def clear_session_grants(self, session_id: str) -> None:
-        """Forget every grant of a session (when it is deleted or reset)."""
-        self._grants.pop(session_id, None)
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
+        """Refuse: there is nobody here who could say yes."""
+        return ConsentAnswer(False, "the owner's approval cannot be asked here")
 
 
 class TuiConsentProvider:
@@ -106,52 +64,18 @@ class TuiConsentProvider:
         self._out = out
         self._lock = asyncio.Lock()  # one question at a time on one terminal
 
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        """Print what the call does and read y/N."""
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
+        """Print what the call does and read y/N; a yes holds for the session (unless always)."""
         out = self._out or sys.stdout
         if request.always:
-            note = " (dangerous: asked every time)"
+            note = " (asked every time)"
         else:
             note = f" (y also allows {request.scope} for the rest of this session)"
         async with self._lock:
             print(f"\n⚠ {request.tool.name}: {request.description}{note}", file=out, flush=True)
             answer = await read_line("Allow? [y/N] ")
         if answer is None:
-            return ConsentDecision(False, "no answer (end of input): the user did not allow it")
+            return ConsentAnswer(False, "no answer (end of input): the user did not allow it")
         if answer.strip().lower() in ("y", "yes"):
-            return ConsentDecision(True, "allowed by the user")
-        return ConsentDecision(False, "the user declined")
-
-
-class ChannelGuardProvider:
-    """Third-party channels (Lark): no consent UI. Owners pass; non-owners get no side effects.
-
-    The side-effect refusal is made in `screen`, on the tool's flag alone, before the tool's
-    `consent_check` is consulted, so calls the consent rules exempt (file_write under /tmp)
-    are refused too. An owner's `consent_always` call goes to `owner_approval` when given
-    (e.g. a Lark approval card); without it owners pass.
-    """
-
-    def __init__(self, owner_approval: ConsentProvider | None = None) -> None:
-        self.owner_approval = owner_approval
-
-    def screen(self, tool: BaseTool, ctx: RequestContext) -> str | None:
-        """Refuse a non-owner's call to a side-effect tool."""
-        if tool.side_effect and not ctx.is_owner:
-            return (
-                f"refused: {tool.name} changes things on the owner's machine and only the "
-                "bot's owner may use it here. Tell the user you cannot do this for them."
-            )
-        return None
-
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        """Owners pass (or are asked through `owner_approval` for dangerous calls)."""
-        if not request.context.is_owner:
-            return ConsentDecision(
-                False,
-                f"{request.tool.name} needs the owner's consent, which cannot be asked in this "
-                "chat. Tell the user only the owner can do this.",
-            )
-        if request.always and self.owner_approval is not None:
-            return await self.owner_approval.decide(request)
-        return ConsentDecision(True, "owner")
+            return ConsentAnswer(True, "allowed by the user", for_session=not request.always)
+        return ConsentAnswer(False, "the user declined")

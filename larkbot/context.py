@@ -1,8 +1,12 @@
-"""Per-request state: who asked, where, through which interface. Immutable by design."""
+"""Per-request state: who asked, where, through which interface. Immutable, always explicit.
+
+There is no ambient or default context: every tool call is decided and run with the context
+the interface built for it, and a call without one is refused (fail closed). The terminal
+builds its owner context itself with `RequestContext.local_owner`.
+"""
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -11,27 +15,35 @@ Interface = Literal["cli", "web", "lark"]
 
 @dataclass(frozen=True)
 class RequestContext:
-    """Identity and place of one agent turn; passed explicitly and via `current_context`."""
+    """Identity and place of one agent turn, handed to the policy and to every tool call.
+
+    `untrusted` names the content in this turn's context that no owner wrote (another
+    sender's message, a fetched page, an untrusted MCP result); while it is non-empty every
+    side effect needs an explicit owner approval naming those sources.
+    """
 
     interface: Interface
     session_id: str
-    sender_id: str = "local"
-    is_owner: bool = True
+    sender_id: str
+    is_owner: bool
     chat_id: str = ""
     chat_type: str = ""  # "p2p" | "group" in Lark
     thread_id: str = ""
     message_id: str = ""
     sender_name: str = ""
+    scheduled: bool = False  # a scheduled job running for its creator (nobody is watching)
+    untrusted: tuple[str, ...] = ()
+
+    @classmethod
+    def local_owner(cls, session_id: str, interface: Interface = "cli") -> RequestContext:
+        """The owner at their own terminal (or web page): built explicitly by that interface."""
+        return cls(interface=interface, session_id=session_id, sender_id="local", is_owner=True)
 
     def with_session(self, session_id: str) -> RequestContext:
         """Return a copy bound to another session."""
         return replace(self, session_id=session_id)
 
-
-current_context: ContextVar[RequestContext | None] = ContextVar("current_context", default=None)
-
-
-def get_context() -> RequestContext:
-    """The context of the running turn; a local owner CLI context outside any turn."""
-    ctx = current_context.get()
-    return ctx if ctx is not None else RequestContext(interface="cli", session_id="local")
+    def with_untrusted(self, *sources: str) -> RequestContext:
+        """Return a copy that also names `sources` as untrusted content of this turn."""
+        new = tuple(s for s in dict.fromkeys(sources) if s and s not in self.untrusted)
+        return replace(self, untrusted=self.untrusted + new) if new else self

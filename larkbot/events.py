@@ -44,6 +44,7 @@ class ConsentRequested:
     description: str
     scope: str
     always: bool
+    sources: tuple[str, ...] = ()  # untrusted content that raised the bar
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from larkbot.context import RequestContext, get_context
-from tools.base import BaseTool
+from larkbot.context import RequestContext
+from tools.base import BaseTool, ContextTool
 
 MAX_MATCHES = 5
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
@@ -31,7 +31,7 @@ def score(query: set[str], tool: BaseTool) -> int:
     return 3 * len(query & name) + len(query & tokens(tool.description))
 
 
-class FindToolsTool(BaseTool):
+class FindToolsTool(ContextTool):
     """Built into the loop: searches this sender's tools and activates the best matches."""
 
     name = "find_tools"
@@ -54,10 +54,9 @@ class FindToolsTool(BaseTool):
         self._catalog = catalog
         self._activate = activate
 
-    async def run(self, **kwargs: Any) -> str:
+    async def run_with(self, ctx: RequestContext, **kwargs: Any) -> str:
         """Return the matches (now enabled), or every tool name when nothing matched."""
         query = str(kwargs.get("query", ""))
-        ctx = get_context()
         candidates = [t for t in self._catalog(ctx) if t.name != self.name]
         wanted = tokens(query)
         exact = [t for t in candidates if t.name in query]

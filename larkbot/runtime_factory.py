@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import httpx
 
 from larkbot import __version__
-from larkbot.access import ToolAccess
 from larkbot.agent import Agent
 from larkbot.config import LiveSettings, Settings
-from larkbot.consent import ConsentProvider, ConsentStore
+from larkbot.consent import ConsentProvider
 from larkbot.logs import get_logger
+from larkbot.policy import AuditSink, Policy
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
@@ -54,15 +54,15 @@ class Core:
     registry: ToolRegistry
     provider: OpenAICompatProvider
     store: SessionStore
-    grants: ConsentStore = field(default_factory=ConsentStore)
+    policy: Policy
     owns_http: bool = True
     mcp: McpManager | None = None
 
     def agent(
         self,
         consent: ConsentProvider,
-        access: ToolAccess | None = None,
         interface: str | None = None,
+        audit: AuditSink | None = None,
     ) -> Agent:
         """An Agent for `interface` (default: the runtime's) sharing this core's parts."""
         return Agent(
@@ -70,10 +70,10 @@ class Core:
             self.registry,
             self.store,
             consent,
-            access,
+            self.policy,
             self.live,
             interface or self.runtime.interface,
-            grants=self.grants,
+            audit=audit,
         )
 
     async def aclose(self) -> None:
@@ -118,7 +118,10 @@ async def build_core(
             await client.aclose()
         raise
     provider = OpenAICompatProvider(settings.llm, client)
-    core = Core(settings, live, db, client, rt, registry, provider, store, owns_http=http is None)
+    policy = Policy(lambda: live.get().owner.share)
+    core = Core(
+        settings, live, db, client, rt, registry, provider, store, policy, owns_http=http is None
+    )
     if mcp and settings.mcp.servers:
         # a server that fails to start is logged and retried in the background, never fatal
         core.mcp = McpManager(settings.mcp.servers, registry)

@@ -7,16 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from larkbot.access import AllowAll, ToolAccess
 from larkbot.agent import Agent
 from larkbot.config import Settings, parse_settings
-from larkbot.consent import ConsentDecision, ConsentProvider, ConsentRequest
-from larkbot.context import RequestContext, get_context
+from larkbot.consent import ConsentAnswer, ConsentProvider, ConsentRequest
+from larkbot.context import RequestContext
 from larkbot.events import AgentEvent
+from larkbot.policy import AuditSink, Policy
+from larkbot.policy.rules import ShareRule
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
-from tools.base import BaseTool, ToolResult
+from tools.base import BaseTool, ContextTool, ToolResult
 from tools.registry import ToolRegistry
 
 
@@ -58,7 +59,7 @@ class HangingTool(BaseTool):
         return "never"
 
 
-class EchoTool(BaseTool):
+class EchoTool(ContextTool):
     """Returns its text, and who called it (from the request context)."""
 
     name = "echo"
@@ -70,9 +71,14 @@ class EchoTool(BaseTool):
     }
     fast_path = True
 
-    async def run(self, **kw: Any) -> str:
-        ctx = get_context()
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> str:
         return f"{kw['text']} (from {ctx.sender_id} in {ctx.session_id})"
+
+
+class PrivateEcho(EchoTool):
+    """Echo, declared as reading the owner's private data."""
+
+    private_data = True
 
 
 class WriteTool(BaseTool):
@@ -148,10 +154,11 @@ class ScriptedConsent:
     answers: list[bool] = field(default_factory=list)
     asked: list[ConsentRequest] = field(default_factory=list)
 
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
         self.asked.append(request)
         allowed = self.answers.pop(0) if self.answers else True
-        return ConsentDecision(allowed, "ok" if allowed else "the user declined")
+        reason = "ok" if allowed else "the user declined"
+        return ConsentAnswer(allowed, reason, for_session=allowed and not request.always)
 
 
 def settings_for(base_url: str, tmp: Path, **agent: Any) -> Settings:
@@ -185,8 +192,10 @@ async def make_rig(
     tmp: Path,
     tools: list[BaseTool],
     consent: ConsentProvider | None = None,
-    access: ToolAccess | None = None,
+    share: dict[str, ShareRule] | None = None,
     interface: str = "cli",
+    audit: AuditSink | None = None,
+    policy: Policy | None = None,
     **agent_settings: Any,
 ) -> Rig:
     """Build the rig; close it with `await rig.close()`."""
@@ -206,9 +215,10 @@ async def make_rig(
         registry,
         store,
         consent or ScriptedConsent(),
-        access or AllowAll(),
+        policy or Policy(lambda: share or {}),
         settings,
         interface,
+        audit=audit,
     )
     return Rig(agent, store, db, registry, http)
 
@@ -221,3 +231,11 @@ def ctx(session: str = "s1", owner: bool = True, interface: str = "cli") -> Requ
 async def collect(agent: Agent, text: str, context: RequestContext) -> list[AgentEvent]:
     """Every event of one turn."""
     return [e async for e in agent.stream_chat(context.session_id, text, context)]
+
+
+OWNER = RequestContext.local_owner("s1")
+
+
+async def call_tool(tool: BaseTool, context: RequestContext = OWNER, **arguments: Any) -> Any:
+    """Run a tool directly with an explicit context (the local owner unless given)."""
+    return await tool.invoke(context, arguments)

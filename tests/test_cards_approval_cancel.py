@@ -47,9 +47,9 @@ async def test_approval_of_a_cancelled_turn_expires_and_ignores_late_clicks() ->
         fake.add_message("om_1", "oc_dm")
         client = _CardShown(http, fake.domain, fake.app_id, fake.app_secret)
         approvals = LarkApprovals(client, _owner, lambda: 30.0)
-        ctx = RequestContext("lark", "s1", sender_id="ou_owner", message_id="om_1")
+        ctx = RequestContext("lark", "s1", "ou_owner", True, message_id="om_1")
         request = ConsentRequest(_Dangerous(), {}, "do it", "danger", True, ctx)
-        task = asyncio.create_task(approvals.decide(request))
+        task = asyncio.create_task(approvals.present(request))
         await asyncio.wait_for(client.shown.wait(), 5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

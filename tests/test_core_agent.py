@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from larkbot.consent import ChannelGuardProvider
+from larkbot.consent import NobodyToAsk
 from larkbot.context import RequestContext
 from larkbot.events import (
     ConsentRequested,
@@ -17,11 +17,13 @@ from larkbot.events import (
     ToolStarted,
     UiPayload,
 )
+from larkbot.policy import Policy
 from tests.core_helpers import (
     CardTool,
     DangerTool,
     EchoTool,
     HangingTool,
+    PrivateEcho,
     RaisingTool,
     ScriptedConsent,
     SleepTool,
@@ -123,11 +125,11 @@ async def test_consent_directory_grant_covers_subdirs(fake_llm: FakeLLM, tmp_pat
 async def test_consent_grant_of_one_sender_does_not_cover_another_in_a_shared_session(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    """Regression: in a group session the owner's grant let a member skip the consent question."""
+    """Regression: in a group session one person's grant let another skip the consent question."""
     consent = ScriptedConsent(answers=[True, False])
     rig = await make_rig(fake_llm.base_url, tmp_path, [WriteTool()], consent=consent)
     owner = ctx("group")
-    member = RequestContext("cli", "group", sender_id="u2", is_owner=False)
+    member = RequestContext("cli", "group", sender_id="u2", is_owner=True)  # a second owner
     fake_llm.reply_tools(("write", {"path": str(tmp_path / "a.txt"), "content": "1"}))
     fake_llm.reply_text("written")
     await collect(rig.agent, "write a", owner)
@@ -139,24 +141,20 @@ async def test_consent_grant_of_one_sender_does_not_cover_another_in_a_shared_se
     assert finished(events)[0].is_error and not (tmp_path / "b.txt").exists()
 
 
-class _BrokenAccess:
-    """An access policy with a bug."""
-
-    def refusal(self, tool: object, ctx: object) -> str | None:
-        raise KeyError("owner")
-
-    def visible(self, tools: list[Any], ctx: object) -> list[Any]:
-        return list(tools)
+def _broken_share() -> dict[str, Any]:
+    """A policy input with a bug (owner.share cannot be read)."""
+    raise KeyError("owner")
 
 
 async def test_failing_access_check_becomes_an_error_result(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     """Regression: an exception in the access policy ended the whole turn instead of the call."""
-    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()], access=_BrokenAccess())
+    broken = Policy(_broken_share)
+    rig = await make_rig(fake_llm.base_url, tmp_path, [PrivateEcho()], policy=broken)
     fake_llm.reply_tools(("echo", {"text": "hi"}))
     fake_llm.reply_text("could not echo")
-    events = await collect(rig.agent, "echo", ctx())
+    events = await collect(rig.agent, "echo", ctx(owner=False))
     await rig.close()
     (result,) = finished(events)
     assert result.is_error and "could not be checked" in result.content
@@ -175,7 +173,7 @@ async def test_consent_always_asks_every_time(fake_llm: FakeLLM, tmp_path: Path)
     results = finished(events)
     assert [r.is_error for r in results] == [False, False, True]
     assert "not allowed" in results[2].content
-    assert not rig.agent.grants.is_granted("s1", "danger", "u1")
+    assert not rig.agent.policy.grants.is_granted("s1", "danger", "u1")
 
 
 async def test_declined_call_does_not_run(fake_llm: FakeLLM, tmp_path: Path) -> None:
@@ -191,16 +189,14 @@ async def test_declined_call_does_not_run(fake_llm: FakeLLM, tmp_path: Path) -> 
     assert finished(events)[0].is_error
 
 
-async def test_channel_guard_refuses_non_owner_even_exempt_paths(
-    fake_llm: FakeLLM, tmp_path: Path
-) -> None:
+async def test_lark_refuses_non_owner_even_exempt_paths(fake_llm: FakeLLM, tmp_path: Path) -> None:
     exempt = tmp_path / "tmpdir"
     exempt.mkdir()
     rig = await make_rig(
         fake_llm.base_url,
         tmp_path,
         [WriteTool(exempt=exempt)],
-        consent=ChannelGuardProvider(),
+        consent=NobodyToAsk(),
         interface="lark",
     )
     target = exempt / "x.txt"
@@ -223,15 +219,14 @@ async def test_channel_guard_refuses_non_owner_even_exempt_paths(
     assert not any(e.is_error for e in finished(events))
 
 
-async def test_channel_guard_asks_owner_approval_for_always_calls(
-    fake_llm: FakeLLM, tmp_path: Path
-) -> None:
+async def test_lark_asks_owner_approval_for_always_calls(fake_llm: FakeLLM, tmp_path: Path) -> None:
     approval = ScriptedConsent(answers=[False])
-    guard = ChannelGuardProvider(owner_approval=approval)
-    rig = await make_rig(fake_llm.base_url, tmp_path, [DangerTool()], consent=guard)
+    rig = await make_rig(
+        fake_llm.base_url, tmp_path, [DangerTool()], consent=approval, interface="lark"
+    )
     fake_llm.reply_tools(("danger", {}))
     fake_llm.reply_text("denied")
-    events = await collect(rig.agent, "go", ctx())
+    events = await collect(rig.agent, "go", ctx(interface="lark"))
     await rig.close()
     assert len(approval.asked) == 1
     assert finished(events)[0].is_error
@@ -329,19 +324,12 @@ async def test_tool_of_another_interface_is_unknown_here(fake_llm: FakeLLM, tmp_
 
 
 async def test_access_refusal_blocks_the_call(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    class NoEcho:
-        def refusal(self, tool, ctx):  # type: ignore[no-untyped-def]
-            return "echo is for owners only" if tool.name == "echo" else None
-
-        def visible(self, tools, ctx):  # type: ignore[no-untyped-def]
-            return [t for t in tools if t.name != "echo"]
-
-    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()], access=NoEcho())
+    rig = await make_rig(fake_llm.base_url, tmp_path, [PrivateEcho()])
     fake_llm.reply_tools(("echo", {"text": "x"}))
     fake_llm.reply_text("refused")
-    events = await collect(rig.agent, "x", ctx())
+    events = await collect(rig.agent, "x", ctx(owner=False))
     await rig.close()
-    assert "owners only" in finished(events)[0].content
+    assert "owner has not shared it" in finished(events)[0].content
     assert "tools" not in fake_llm.requests[0]
 
 

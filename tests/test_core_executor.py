@@ -1,17 +1,16 @@
-"""ToolExecutor: concurrency, timeouts, validation, output caps and compression."""
+"""ToolExecutor: context, timeouts, validation, output caps and compression; error marking."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
 
 from larkbot.providers.base import ToolCall
-from tests.core_helpers import EchoTool, HangingTool, RaisingTool, SleepTool
-from tools.base import BaseTool
-from tools.executor import ToolExecutor
+from tests.core_helpers import OWNER, EchoTool, HangingTool, RaisingTool
+from tools.base import BaseTool, ToolResult
+from tools.executor import ToolExecutor, for_model
 from tools.output import MAX_OUTPUT_CHARS, compress, fit_output
 from tools.registry import ToolRegistry
 
@@ -46,16 +45,6 @@ def executor(*tools: BaseTool, timeout: float = 5.0) -> ToolExecutor:
     return ToolExecutor(registry, timeout)
 
 
-async def test_execute_many_runs_concurrently() -> None:
-    ex = executor(SleepTool())
-    started = time.perf_counter()
-    results = await ex.execute_many(
-        [ToolCall(f"c{i}", "sleep", {"seconds": 0.5}) for i in range(4)]
-    )
-    assert time.perf_counter() - started < 0.9
-    assert [r.content for r in results] == ["slept 0.5"] * 4
-
-
 @pytest.mark.parametrize(
     ("call", "needle"),
     [
@@ -68,14 +57,14 @@ async def test_execute_many_runs_concurrently() -> None:
     ],
 )
 async def test_failures_are_error_results(call: ToolCall, needle: str) -> None:
-    result = await executor(EchoTool(), RaisingTool(), HangingTool()).execute(call)
+    result = await executor(EchoTool(), RaisingTool(), HangingTool()).execute(call, OWNER)
     assert result.is_error and needle in result.content
 
 
 async def test_timeout_argument_widens_the_timeout() -> None:
     ex = executor(TimeoutArgTool())
-    short = await ex.execute(ToolCall("1", "waits", {}))
-    long = await ex.execute(ToolCall("2", "waits", {"timeout": 1}))
+    short = await ex.execute(ToolCall("1", "waits", {}), OWNER)
+    long = await ex.execute(ToolCall("2", "waits", {"timeout": 1}), OWNER)
     assert short.is_error and not long.is_error
 
 
@@ -108,7 +97,7 @@ class WaitingTool(BaseTool):
 
 async def test_cancellation_propagates() -> None:
     tool = WaitingTool()
-    task = asyncio.create_task(executor(tool).execute(ToolCall("1", "wait", {})))
+    task = asyncio.create_task(executor(tool).execute(ToolCall("1", "wait", {}), OWNER))
     await asyncio.wait_for(tool.started.wait(), 5)  # the tool is running, not just scheduled
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -118,14 +107,16 @@ async def test_cancellation_propagates() -> None:
 
 async def test_long_output_is_cut_with_a_marker() -> None:
     text = "".join(f"line {i:05d} {'x' * 40}\n" for i in range(1000))
-    result = await executor(BigTool(text, no_compress=True)).execute(ToolCall("1", "big", {}))
+    result = await executor(BigTool(text, no_compress=True)).execute(
+        ToolCall("1", "big", {}), OWNER
+    )
     assert result.content.startswith(text[:MAX_OUTPUT_CHARS])
     assert f"[… {len(text) - MAX_OUTPUT_CHARS} chars cut …]" in result.content
 
 
 async def test_compressible_output_keeps_head_and_tail() -> None:
     text = "START\n" + "word   \t  word\n\n\n\n" * 2000 + "THE END"
-    result = await executor(BigTool(text)).execute(ToolCall("1", "big", {}))
+    result = await executor(BigTool(text)).execute(ToolCall("1", "big", {}), OWNER)
     assert result.content.startswith("START\nword word\n\nword word")
     assert result.content.endswith("THE END") and "chars cut" in result.content
     assert len(result.content) < MAX_OUTPUT_CHARS + 50
@@ -136,3 +127,36 @@ def test_no_compress_output_is_verbatim() -> None:
     assert fit_output(text, no_compress=True) == text
     assert fit_output("short   text\n\n\n", no_compress=False) == "short   text\n\n\n"
     assert compress("a  \t b   \n\n\n\nc") == "a b\n\nc"
+
+
+async def test_a_call_without_context_is_refused_and_not_run() -> None:
+    """Fail closed: no explicit request context, no run (and no owner rights by default)."""
+    ran: list[str] = []
+
+    class Recorder(BaseTool):
+        name = "rec"
+        description = "Records."
+
+        async def run(self, **kw: Any) -> str:
+            ran.append("yes")
+            return "ran"
+
+    result = await executor(Recorder()).execute(ToolCall("1", "rec", {}), None)
+    assert result.is_error and "no request context" in result.content and ran == []
+    assert not (await executor(Recorder()).execute(ToolCall("2", "rec", {}), OWNER)).is_error
+
+
+async def test_context_tools_refuse_when_run_without_context() -> None:
+    echo = EchoTool()
+    refused = await echo.run(text="hi")
+    assert isinstance(refused, ToolResult) and refused.is_error
+    assert await echo.invoke(OWNER, {"text": "hi"}) == "hi (from local in s1)"
+
+
+def test_every_error_reaches_the_model_marked_the_same_way() -> None:
+    """Regression: a tool's own is_error result reached the model unmarked, like content."""
+    own = ToolResult("source '/etc/passwd' is a path outside the knowledge directory", True)
+    prefixed = ToolResult("Error: boom failed", True)
+    assert for_model(own) == "Error: source '/etc/passwd' is a path outside the knowledge directory"
+    assert for_model(prefixed) == "Error: boom failed"
+    assert for_model(ToolResult("Error: in a file", False)) == "Error: in a file"

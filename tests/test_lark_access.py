@@ -1,4 +1,4 @@
-"""The Lark guard: owner-only side effects and private data, owner.share, audit log, pairing."""
+"""Lark: the policy's decisions in the audit log, owner.share, pairing, commands."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from larkbot.config import OwnerConfig
+from larkbot.consent import NobodyToAsk
 from larkbot.context import RequestContext
-from larkbot.lark.access import LarkAccessPolicy
 from larkbot.lark.audit import AuditLog, digest
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.owners import Owners
+from larkbot.policy import Policy, ToolGate, Verdict
+from larkbot.providers.base import ToolCall
 from larkbot.storage.db import Database
 from tools.base import BaseTool
 
@@ -48,29 +49,31 @@ async def test_policy_and_audit(db: Database) -> None:
     audit = AuditLog(db)
     await audit.init()
     share: dict[str, Any] = {}
-    policy = LarkAccessPolicy(lambda: OwnerConfig(share=share), audit)
+    policy = Policy(lambda: share)
+    tools = {t.name: t for t in (SHELL, READ, SEARCH)}
+    gate = ToolGate(policy, tools.get, lambda c: [], NobodyToAsk(), audit)
 
-    def refusal(tool: BaseTool, c: RequestContext, args: Any = None) -> str | None:
-        reason = policy.refusal(tool, c)
-        policy.audit_call(tool, c, args, reason)  # what the agent's gate does
-        return reason
+    async def refusal(tool: BaseTool, c: RequestContext, args: Any = None) -> str | None:
+        (verdict,) = [v async for v in gate.check(ToolCall("c1", tool.name, args or {}), c)]
+        assert isinstance(verdict, Verdict)
+        return verdict.refusal or None
 
     guest, owner = ctx("ou_guest", False), ctx("ou_owner", True)
 
-    assert refusal(SHELL, owner, {"command": "ls"}) is None
-    assert "only the bot's owner" in (refusal(SHELL, guest, {"command": "ls"}) or "")
-    assert refusal(READ, guest, {"path": "/x"}) is not None
-    assert refusal(SEARCH, guest, {"query": "q"}) is None
+    assert await refusal(SHELL, owner, {"command": "ls"}) is None
+    assert "only the bot's owner" in (await refusal(SHELL, guest, {"command": "ls"}) or "")
+    assert await refusal(READ, guest, {"path": "/x"}) is not None
+    assert await refusal(SEARCH, guest, {"query": "q"}) is None
     assert [t.name for t in policy.visible([SHELL, READ, SEARCH], guest)] == ["web_search"]
     assert len(policy.visible([SHELL, READ, SEARCH], owner)) == 3
 
     share["file_read"] = ["ou_guest"]
     share["shell"] = "everyone"  # config cannot open a side-effect tool
-    assert refusal(READ, guest) is None
-    assert refusal(READ, ctx("ou_other", False)) is not None
-    assert refusal(SHELL, guest) is not None
+    assert await refusal(READ, guest) is None
+    assert await refusal(READ, ctx("ou_other", False)) is not None
+    assert await refusal(SHELL, guest) is not None
     share["file_read"] = "everyone"
-    assert refusal(READ, ctx("ou_other", False)) is None
+    assert await refusal(READ, ctx("ou_other", False)) is None
 
     entries = await audit.recent()
     assert len(entries) == 8

@@ -10,13 +10,14 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
 from larkbot.config import McpServerConfig
 from tools.base import ToolResult
-from tools.mcp import McpManager, McpTool, tool_name
+from tools.mcp import McpManager, McpServer, McpTool, tool_name
 from tools.registry import ToolRegistry
 
 SERVER = str(Path(__file__).parent / "fixtures" / "mcp_demo_server.py")
@@ -50,9 +51,20 @@ async def test_tools_registered_with_prefix_and_flags(stdio_registry: ToolRegist
     names = {t.name for t in stdio_registry.all()}
     assert {"mcp_demo_add", "mcp_demo_echo", "mcp_demo_boom", "mcp_demo_crash"} <= names
     echo, add = stdio_registry.get("mcp_demo_echo"), stdio_registry.get("mcp_demo_add")
-    assert echo is not None and not echo.side_effect  # annotated read-only
+    # Regression: a server claiming readOnlyHint was believed, so a shared MCP tool could give
+    # a non-owner a side effect. Only the operator's `read_only` config counts.
+    assert echo is not None and echo.side_effect  # annotated read-only by the server itself
     assert add is not None and add.side_effect and add.private_data
     assert add.parameters["properties"].keys() == {"a", "b"}
+    assert echo.untrusted_output  # not marked trusted: its text raises the bar
+
+
+def test_read_only_and_trusted_come_from_the_config() -> None:
+    remote = SimpleNamespace(name="q", description="query", input_schema=None, annotations=None)
+    cfg = McpServerConfig(command=["x"], read_only=True, trusted=True)
+    tool = McpTool(McpServer("db", cfg, ToolRegistry()), remote, "mcp_db_q")
+    assert not tool.side_effect and tool.private_data and not tool.untrusted_output
+    assert tool.consent_check() is None
 
 
 async def test_calls_return_results_and_errors(stdio_registry: ToolRegistry) -> None:

@@ -80,8 +80,9 @@ async def test_journal_claim_is_exactly_once_under_20_concurrent_claims(db: Data
 
 
 async def test_journal_expired_lease_is_reclaimed_once(db: Database) -> None:
-    a, b, c = (SqlJournal(db, lease_seconds=0.05) for _ in range(3))
-    await a.init()
+    a = SqlJournal(db, lease_seconds=0.05)  # the replica whose lease runs out
+    b, c = (SqlJournal(db, lease_seconds=30) for _ in range(2))  # a loaded machine cannot
+    await a.init()  # let b's claim lapse before c tries (a flake under 8 parallel suites)
     assert await a.claim("om_1", "the message")
     deadline = time.monotonic() + 5
     while not (won := await b.claim("om_1", "redelivered")):  # a redelivery after the lease

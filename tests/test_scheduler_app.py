@@ -19,6 +19,7 @@ from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.cli import run_jobs
 from larkbot.scheduler.doctor import check_scheduler
 from larkbot.scheduler.hooks import writer_scheduler
+from tests.core_helpers import call_tool
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.fakes.schedule import LARK_TARGET, OWNER, RecordingNotifier, ScriptedAgent
@@ -74,7 +75,7 @@ async def test_chat_writes_jobs_that_serve_fires(home: Path) -> None:
             assert svc is not None and not svc.is_leader
             tool = core.registry.get("schedule_create")
             assert tool is not None
-            result = await tool.run(job_id="note", prompt="记一下", interval_minutes=5)
+            result = await call_tool(tool, job_id="note", prompt="记一下", interval_minutes=5)
             assert "Created note: every 5 min" in str(result)
         assert "scheduler" not in core.runtime.services
         agent = ScriptedAgent(["noted"])

@@ -14,9 +14,8 @@ import pytest
 
 from larkbot.agent import Agent
 from larkbot.config import parse_settings
-from larkbot.consent import ChannelGuardProvider
+from larkbot.consent import NobodyToAsk
 from larkbot.context import RequestContext
-from larkbot.lark.access import LarkAccessPolicy
 from larkbot.lark.client import LarkClient
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler import LarkNotifier, ScheduleService
@@ -77,8 +76,7 @@ async def bot(home: Path, fake_lark: FakeLark, fake_llm: FakeLLM) -> AsyncIterat
         }
     )
     core = await build_core(settings, "lark", plugins=False)
-    access = LarkAccessPolicy(lambda: settings.owner, None)
-    agent = core.agent(ChannelGuardProvider(), access, "lark")
+    agent = core.agent(NobodyToAsk(), "lark")
     notifier = LarkNotifier(LarkClient.from_config(core.http, settings.lark))
     yield Bot(core, agent, notifier, fake_lark, fake_llm)
     svc = core.runtime.services.get("scheduler")

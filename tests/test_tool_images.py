@@ -13,6 +13,7 @@ from PIL import Image
 from larkbot.agent import Agent
 from larkbot.config import parse_settings
 from larkbot.events import AttachmentReady
+from larkbot.policy import Policy
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
@@ -68,7 +69,7 @@ async def run_turn(
     registry.register(ShotTool(tmp_path))
     async with httpx.AsyncClient() as http:
         provider = OpenAICompatProvider(settings.llm, http, backoff_base=0.01)
-        agent = Agent(provider, registry, store, ScriptedConsent(), None, settings, "cli")
+        agent = Agent(provider, registry, store, ScriptedConsent(), Policy(dict), settings, "cli")
         fake_llm.reply_tools(("shot", {})).reply_tools(("shot", {})).reply_text("I see red")
         events = await collect(agent, "look", ctx())
         history = await store.load("s1")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.consent import ConsentStore
+from larkbot.policy import ConsentStore
 from tests.builtin_rt import tool_runtime
 from tools.builtin import file_list, file_read, file_write
 from tools.builtin.file_list import FileListTool
@@ -105,10 +105,10 @@ async def test_secret_files_need_consent_per_file(
     one, other = (tool.consent_scope(path=str(secrets / n)) for n in ("github", "openai"))
     assert one == f"file:{(secrets / 'github').resolve()}"
     store = ConsentStore()
-    store.grant("s1", one)
-    assert store.is_granted("s1", one)
-    assert not store.is_granted("s1", other)  # a grant for one secret does not cover another
-    assert not store.is_granted("s1", tool.consent_scope(path=str(secrets)))
+    store.grant("s1", one, "u")
+    assert store.is_granted("s1", one, "u")
+    assert not store.is_granted("s1", other, "u")  # a grant for one secret does not cover another
+    assert not store.is_granted("s1", tool.consent_scope(path=str(secrets)), "u")
 
 
 async def test_symlink_into_secrets_is_resolved(

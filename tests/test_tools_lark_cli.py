@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 from larkbot.config import LiveSettings, parse_settings
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.storage.db import Database
+from tests.core_helpers import call_tool
 from tools.base import ToolResult
 from tools.builtin.lark_tools import (
     LarkCalendarEventsTool,
@@ -157,12 +158,9 @@ async def test_send_builds_command_with_idempotency_key(rt: ToolRuntime, tmp_pat
     tool = LarkMessageSendTool(rt)
     assert tool.side_effect and tool.no_compress and tool.consent_always(content="x", chat_id="c")
     assert "oc_1" in (tool.consent_check(content="hello", chat_id="oc_1") or "")
-    token = current_context.set(RequestContext("lark", "s1", message_id="om_in"))
-    try:
-        out = await tool.run(content="**hi**", chat_id="oc_1")
-        await tool.run(content="**hi**", chat_id="oc_1")
-    finally:
-        current_context.reset(token)
+    turn = RequestContext("lark", "s1", "ou_owner", True, message_id="om_in")
+    out = await call_tool(tool, turn, content="**hi**", chat_id="oc_1")
+    await call_tool(tool, turn, content="**hi**", chat_id="oc_1")
     assert out == "sent: message_id=om_sent"
     first, second = [a for a in argv_log(tmp_path) if a != ["--version"]][-2:]
     assert first[-2:] == ["--format", "json"]  # 1.0.46 knows the flag
@@ -175,7 +173,7 @@ async def test_send_builds_command_with_idempotency_key(rt: ToolRuntime, tmp_pat
 async def test_send_needs_exactly_one_target(rt: ToolRuntime) -> None:
     tool = LarkMessageSendTool(rt)
     for kw in ({}, {"chat_id": "oc_1", "user_id": "ou_1"}):
-        res = await tool.run(content="x", **kw)
+        res = await call_tool(tool, content="x", **kw)
         assert isinstance(res, ToolResult) and res.is_error and "exactly one" in res.content
 
 
@@ -241,11 +239,11 @@ async def test_send_leaves_out_format_json_for_older_lark_cli(
     rt: ToolRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_CLI_VERSION", "1.0.14")
-    out = await LarkMessageSendTool(rt).run(content="hi", chat_id="oc_1")
+    out = await call_tool(LarkMessageSendTool(rt), content="hi", chat_id="oc_1")
     assert out == "sent: message_id=om_sent"
     calls = argv_log(tmp_path)
     assert calls.count(["--version"]) == 1 and "--format" not in calls[-1]
-    await LarkMessageSendTool(rt).run(content="again", chat_id="oc_1")
+    await call_tool(LarkMessageSendTool(rt), content="again", chat_id="oc_1")
     assert argv_log(tmp_path).count(["--version"]) == 1  # detected once
 
 

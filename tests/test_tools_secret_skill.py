@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import structlog
 
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.events import ConsentRequested, FinalAnswer
 from larkbot.logs import configure_logging
 from tests.builtin_rt import tool_runtime
-from tests.core_helpers import ScriptedConsent, collect, ctx, make_rig
+from tests.core_helpers import ScriptedConsent, call_tool, collect, ctx, make_rig
 from tests.fakes.llm import FakeLLM
 from tools.builtin.get_secret import GetSecretTool
 from tools.builtin.skill_read import SkillReadTool
@@ -33,7 +33,7 @@ async def rt(home: Path) -> AsyncIterator[ToolRuntime]:
 
 
 async def test_owner_reads_a_secret(rt: ToolRuntime) -> None:
-    result = await GetSecretTool(rt).run(name="github")
+    result = await call_tool(GetSecretTool(rt), name="github")
     assert result.content == VALUE and not result.is_error
 
 
@@ -52,27 +52,24 @@ async def test_consent_every_read_scoped_to_the_tool(rt: ToolRuntime) -> None:
 
 @pytest.mark.parametrize("name", ["../config.yaml", "/etc/passwd", "a/b", "..", ".hidden", ""])
 async def test_names_are_confined(rt: ToolRuntime, name: str) -> None:
-    result = await GetSecretTool(rt).run(name=name)
+    result = await call_tool(GetSecretTool(rt), name=name)
     assert result.is_error and "sk-in-config" not in result.content
 
 
 async def test_symlink_out_of_the_secrets_dir_is_refused(rt: ToolRuntime, home: Path) -> None:
     (home / ".secrets" / "sneaky").symlink_to(home / "config.yaml")
-    result = await GetSecretTool(rt).run(name="sneaky")
+    result = await call_tool(GetSecretTool(rt), name="sneaky")
     assert result.is_error and "outside" in result.content
 
 
 async def test_unknown_secret_lists_names_not_values(rt: ToolRuntime) -> None:
-    result = await GetSecretTool(rt).run(name="nope")
+    result = await call_tool(GetSecretTool(rt), name="nope")
     assert result.is_error and "github" in result.content and VALUE not in result.content
 
 
 async def test_non_owner_is_refused(rt: ToolRuntime) -> None:
-    token = current_context.set(RequestContext("lark", "s1", sender_id="ou_x", is_owner=False))
-    try:
-        result = await GetSecretTool(rt).run(name="github")
-    finally:
-        current_context.reset(token)
+    guest = RequestContext("lark", "s1", sender_id="ou_x", is_owner=False)
+    result = await call_tool(GetSecretTool(rt), guest, name="github")
     assert result.is_error and VALUE not in result.content
 
 

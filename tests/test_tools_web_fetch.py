@@ -18,8 +18,9 @@ import respx
 from aiohttp import web
 
 from larkbot.config import LiveSettings, parse_settings
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.storage.db import Database
+from tests.core_helpers import call_tool
 from tools.builtin.web_fetch import WebFetchTool
 from tools.runtime import ToolRuntime
 from tools.web.extract import readable_text, regex_text
@@ -168,7 +169,7 @@ def _tool(home: Path, resolver: dict[str, list[str]] | None = None, **cfg: Any) 
 
 async def test_article_text_kept_and_boilerplate_removed(home: Path, server: Any) -> None:
     base, _ = server
-    result = await _tool(home, allow_private_networks=True).run(url=f"{base}/article")
+    result = await call_tool(_tool(home, allow_private_networks=True), url=f"{base}/article")
     assert not result.is_error, result.content
     text = result.content
     assert "Title: Flood barrier passes first test | Valley Gazette" in text
@@ -183,7 +184,7 @@ async def test_article_text_kept_and_boilerplate_removed(home: Path, server: Any
 
 async def test_tiny_page_keeps_text_and_title(home: Path, server: Any) -> None:
     base, _ = server
-    result = await _tool(home, allow_private_networks=True).run(url=f"{base}/tiny")
+    result = await call_tool(_tool(home, allow_private_networks=True), url=f"{base}/tiny")
     assert "Hello tiny world." in result.content
     assert "Title: Tiny" in result.content
     assert "SCRIPT-X" not in result.content
@@ -199,21 +200,21 @@ def test_regex_fallback_strips_scripts_styles_and_navigation() -> None:
 async def test_json_and_text_pass_through(home: Path, server: Any) -> None:
     base, _ = server
     tool = _tool(home, allow_private_networks=True)
-    result = await tool.run(url=f"{base}/data.json")
+    result = await call_tool(tool, url=f"{base}/data.json")
     assert '{"answer": 42, "items": ["a", "b"]}' in result.content
     assert "Content-Type: application/json" in result.content
 
 
 async def test_long_text_capped_with_marker(home: Path, server: Any) -> None:
     base, _ = server
-    result = await _tool(home, allow_private_networks=True).run(url=f"{base}/long.txt")
+    result = await call_tool(_tool(home, allow_private_networks=True), url=f"{base}/long.txt")
     assert "[… truncated: showing 8,000 of 19,999 characters]" in result.content
 
 
 async def test_oversized_body_cut(home: Path, server: Any) -> None:
     base, _ = server
     tool = _tool(home, allow_private_networks=True, max_bytes=100_000)
-    result = await tool.run(url=f"{base}/big")
+    result = await call_tool(tool, url=f"{base}/big")
     assert not result.is_error
     assert "Note: body cut at 100,000 bytes" in result.content
 
@@ -221,13 +222,13 @@ async def test_oversized_body_cut(home: Path, server: Any) -> None:
 @pytest.mark.parametrize("path", ["/gbk", "/gbk-header"])
 async def test_gbk_decoded(home: Path, server: Any, path: str) -> None:
     base, _ = server
-    result = await _tool(home, allow_private_networks=True).run(url=base + path)
+    result = await call_tool(_tool(home, allow_private_networks=True), url=base + path)
     assert GBK_TEXT in result.content
 
 
 async def test_local_redirect_followed_and_reported(home: Path, server: Any) -> None:
     base, _ = server
-    result = await _tool(home, allow_private_networks=True).run(url=f"{base}/redirect")
+    result = await call_tool(_tool(home, allow_private_networks=True), url=f"{base}/redirect")
     assert f"URL: {base}/article" in result.content
     assert f"Redirected from: {base}/redirect (1 hop(s))" in result.content
     assert ARTICLE_TEXT[0] in result.content
@@ -245,13 +246,13 @@ async def test_local_redirect_followed_and_reported(home: Path, server: Any) -> 
 async def test_failures_are_clear_errors(home: Path, server: Any, path: str, message: str) -> None:
     base, _ = server
     tool = _tool(home, allow_private_networks=True, max_redirects=3, timeout_seconds=0.5)
-    result = await tool.run(url=base + path)
+    result = await call_tool(tool, url=base + path)
     assert result.is_error
     assert message in result.content
 
 
 async def test_non_http_scheme_refused(home: Path) -> None:
-    result = await _tool(home).run(url="file:///etc/passwd")
+    result = await call_tool(_tool(home), url="file:///etc/passwd")
     assert result.is_error and "only http and https" in result.content
 
 
@@ -260,11 +261,11 @@ async def test_connection_goes_to_the_checked_address(home: Path, server: Any) -
     base, _ = server
     port = base.rsplit(":", 1)[1]
     names = {"site.test": ["127.0.0.1"]}
-    allowed = await _tool(home, names, allow_private_networks=True).run(
-        url=f"http://site.test:{port}/host"
+    allowed = await call_tool(
+        _tool(home, names, allow_private_networks=True), url=f"http://site.test:{port}/host"
     )
     assert f"host=site.test:{port}" in allowed.content
-    refused = await _tool(home, names).run(url=f"http://site.test:{port}/host")
+    refused = await call_tool(_tool(home, names), url=f"http://site.test:{port}/host")
     assert refused.is_error
     assert "site.test resolves to 127.0.0.1: loopback" in refused.content
 
@@ -296,7 +297,7 @@ async def test_redirect_from_public_host_to_private_refused(
             302, headers={"Location": "http://intranet.example/"}
         )
         mock.route().pass_through()  # anything else really goes out (and must be refused)
-        result = await tool.run(url="http://news.example.com/story")
+        result = await call_tool(tool, url="http://news.example.com/story")
     assert result.is_error, result.content
     assert result.content.startswith("Refused to fetch")
     assert "allow_private_networks" in result.content
@@ -307,7 +308,7 @@ async def test_redirect_from_public_host_to_private_refused(
     "url", ["http://127.1/", "http://[::ffff:7f00:1]/", "http://2130706433/", "http://10.0.0.1/"]
 )
 async def test_tool_refuses_private_urls_by_default(home: Path, url: str) -> None:
-    result = await _tool(home).run(url=url)
+    result = await call_tool(_tool(home), url=url)
     assert result.is_error and result.content.startswith(f"Refused to fetch {url}")
 
 
@@ -315,15 +316,13 @@ async def test_private_networks_stay_closed_to_non_owners(home: Path, server: An
     """Regression: allow_private_networks let anyone chatting with the bot reach the intranet."""
     base, app = server
     tool = _tool(home, allow_private_networks=True)
-    token = current_context.set(RequestContext("lark", "s", sender_id="ou_guest", is_owner=False))
-    try:
-        guest = await tool.run(url=f"{base}/tiny")
-    finally:
-        current_context.reset(token)
+    guest_ctx = RequestContext("lark", "s", sender_id="ou_guest", is_owner=False)
+    guest = await call_tool(tool, guest_ctx, url=f"{base}/tiny")
     assert guest.is_error and guest.content.startswith("Refused to fetch")
     assert app[HITS] == []
-    owner = await tool.run(url=f"{base}/tiny")  # outside a turn: the local owner
+    owner = await call_tool(tool, url=f"{base}/tiny")  # the local owner, explicitly
     assert not owner.is_error
+    assert (await tool.run(url=f"{base}/tiny")).is_error  # no context: refused, not fetched
 
 
 async def test_core_close_closes_the_web_fetch_client(home: Path) -> None:
@@ -335,4 +334,4 @@ async def test_core_close_closes_the_web_fetch_client(home: Path) -> None:
     assert tool is not None
     await core.aclose()
     with pytest.raises(RuntimeError, match="closed"):
-        await tool.run(url="http://93.184.216.34/")
+        await call_tool(tool, url="http://93.184.216.34/")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from PIL import Image
 from playwright.async_api import Page, expect
 
 from tests.browser_harness import chromium, shot_path
@@ -16,12 +17,14 @@ from tests.web_harness import WEB_TOKEN, outside_tmp, web_settings
 TIMEOUT = 15_000  # ms, per expectation
 
 
-async def log_in(page: Page, base: str) -> None:
+async def log_in(page: Page, base: str, shot: str = "") -> None:
     await page.goto(base + "/")
     await expect(page.locator("#login")).to_be_visible(timeout=TIMEOUT)
     await page.fill("#token", "wrong")
     await page.click("#login-form button")
     await expect(page.locator("#login-error")).not_to_be_empty(timeout=TIMEOUT)
+    if shot:
+        await page.screenshot(path=shot_path(shot))
     await page.fill("#token", WEB_TOKEN)
     await page.click("#login-form button")
     await expect(page.locator("#login")).to_be_hidden(timeout=TIMEOUT)
@@ -40,11 +43,15 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
         fake_llm.reply_text("Saved your plan.")
         fake_llm.reply_tools(("ui_card", {"card": SAMPLES["compare"]}))
         fake_llm.reply_text("Redmi is the cheapest.")
+        chart = work / "chart.png"
+        Image.new("RGB", (120, 60), "orange").save(chart)
+        fake_llm.reply_tools(("send_file", {"path": str(chart), "caption": "sales chart"}))
+        fake_llm.reply_text("There you go.")
         async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
             page = await browser.new_page(viewport={"width": 1100, "height": 800})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            await log_in(page, s.url("").rstrip("/"))
+            await log_in(page, s.url("").rstrip("/"), shot="0-login-wrong-token")
 
             await say(page, "hi there")
             answer = page.locator(".msg.assistant .body").last
@@ -76,6 +83,13 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
                 "Redmi is the cheapest.", timeout=TIMEOUT
             )
             await page.screenshot(path=shot_path("3-compare-card"), full_page=True)
+
+            await say(page, "send the chart")
+            img = page.locator("img.attachment-image")
+            await expect(img).to_be_visible(timeout=TIMEOUT)
+            await page.wait_for_function(
+                "document.querySelector('img.attachment-image').naturalWidth === 120"
+            )  # loaded through the authenticated file endpoint, allowed by the CSP
 
             await expect(page.locator("#sessions li")).to_have_count(1)
             await expect(page.locator("#sessions li")).to_contain_text("hi there")

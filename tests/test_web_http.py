@@ -12,7 +12,9 @@ from tests.lark_harness import Served
 from tests.web_harness import (
     AUTH,
     WEB_TOKEN,
+    chat_turn,
     kinds,
+    outside_tmp,
     sse_events,
     text_of,
     wait_until,
@@ -177,3 +179,39 @@ async def test_bad_chat_bodies_are_4xx(home: Path, fake_llm: FakeLLM) -> None:
         await asyncio.sleep(0)
         assert fake_llm.requests == []
         assert isinstance(s.http, aiohttp.ClientSession)
+
+
+async def test_a_tool_file_is_served_to_the_logged_in_user(home: Path, fake_llm: FakeLLM) -> None:
+    from PIL import Image
+
+    with outside_tmp() as work:
+        png = work / "chart.png"
+        Image.new("RGB", (8, 8), "red").save(png)
+        fake_llm.reply_tools(("send_file", {"path": str(png), "caption": "the chart"}))
+        fake_llm.reply_text("Here it is.")
+        async with Served(web_settings(home, fake_llm.base_url)) as s:
+            assert s.http is not None
+            events = await chat_turn(s.http, s.url(""), "send me the chart")
+            files = [e["value"] for e in events if e.get("name") == "attachment"]
+            assert [(f["name"], f["kind"], f["caption"]) for f in files] == [
+                ("chart.png", "image", "the chart")
+            ]
+            async with s.http.get(s.url(files[0]["url"])) as r:
+                assert r.status == 401
+            async with s.http.get(s.url(files[0]["url"]), headers=AUTH) as r:
+                assert r.status == 200 and r.headers["Content-Type"] == "image/png"
+                assert await r.read() == png.read_bytes()
+            async with s.http.get(s.url(files[0]["url"][:-1] + "9"), headers=AUTH) as r:
+                assert r.status == 404
+
+
+async def test_one_turn_at_a_time_per_session(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("slow answer", delay=1.0)
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        body = {"message": "first", "session_id": "web:same"}
+        async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as first:
+            body["message"] = "second"
+            async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as second:
+                assert second.status == 409
+            assert kinds([e async for _, e in sse_events(first)])[-1] == "RUN_FINISHED"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from larkbot.context import RequestContext
 
 ALL_INTERFACES: frozenset[str] = frozenset({"cli", "web", "lark"})
 
@@ -36,10 +39,15 @@ class ToolResult:
 class BaseTool(ABC):
     """A tool the model can call. Subclass, set the attributes, implement `run`.
 
-    `side_effect` tools change the world (owner-only in Lark); `private_data` tools read the
-    owner's machine or data (owner-only in Lark unless `owner.share` opens them);
+    What kind of tool it is (read by `larkbot.policy`, the one place that decides):
+    `side_effect` tools change the world (owners only, never shareable); `private_data` tools
+    read the owner's machine or data (owners only unless `owner.share` opens them); neither
+    means read-only (anyone); `untrusted_output` tools return text no owner wrote (web pages,
+    other people's messages), after which the turn's side effects need the owner's approval;
+    `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes.
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
+    A tool that needs to know who calls it subclasses `ContextTool` instead.
     """
 
     name: str
@@ -48,14 +56,18 @@ class BaseTool(ABC):
     fast_path: bool = False
     side_effect: bool = False
     private_data: bool = False
+    untrusted_output: bool = False
     no_compress: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
     timeout: float | None = None  # per-tool override of the executor's default
-    builtin: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, **kwargs: Any) -> str | ToolResult:
         """Do the work; return text for the model (or a ToolResult with a UI payload)."""
+
+    async def invoke(self, ctx: RequestContext, arguments: dict[str, Any]) -> str | ToolResult:
+        """How the executor runs a call: with its context. Plain tools ignore it and `run`."""
+        return await self.run(**arguments)
 
     def consent_check(self, **kwargs: Any) -> str | None:
         """A sentence describing the action when it needs the user's consent, else None."""
@@ -79,3 +91,23 @@ class BaseTool(ABC):
                 "parameters": self.parameters,
             },
         }
+
+
+class ContextTool(BaseTool):
+    """A tool that needs the caller's context (who, where): implement `run_with(ctx, **kw)`.
+
+    The context arrives as an argument (as pydantic-ai's `RunContext`), never from ambient
+    state; called without one (`run`), the tool refuses.
+    """
+
+    async def run(self, **kwargs: Any) -> str | ToolResult:
+        """Without a context nothing runs: fail closed."""
+        return ToolResult(f"{self.name} was called without a request context; refused", True)
+
+    async def invoke(self, ctx: RequestContext, arguments: dict[str, Any]) -> str | ToolResult:
+        """Run with the call's context."""
+        return await self.run_with(ctx, **arguments)
+
+    @abstractmethod
+    async def run_with(self, ctx: RequestContext, **kwargs: Any) -> str | ToolResult:
+        """Do the work for the caller described by `ctx`."""

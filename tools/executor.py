@@ -1,11 +1,14 @@
-"""Runs tool calls: concurrently, each with a timeout; every failure becomes an error result."""
+"""Runs tool calls, each with its context and a timeout; every failure becomes an error result.
+
+A call without a request context is refused (fail closed). Error results carry the bare
+reason; `for_model` marks them `Error: …` in one place, whoever produced them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from larkbot import metrics
 from larkbot.logs import get_logger
@@ -15,7 +18,11 @@ from tools.output import MAX_OUTPUT_CHARS, fit_output
 from tools.registry import ToolRegistry
 from tools.validation import validate_arguments
 
+if TYPE_CHECKING:
+    from larkbot.context import RequestContext
+
 log = get_logger(__name__)
+ERROR_MARK = "Error: "
 
 TIMEOUT_GRACE = 5.0  # seconds beyond a tool's own `timeout` argument before the executor steps in
 MAX_ARGUMENT_TIMEOUT = 3600.0  # a `timeout` argument (chosen by the model) never waits longer
@@ -23,7 +30,14 @@ MAX_ARGUMENT_TIMEOUT = 3600.0  # a `timeout` argument (chosen by the model) neve
 
 def error_result(reason: str) -> ToolResult:
     """An error result the model can read and act on."""
-    return ToolResult(content=f"Error: {reason}", is_error=True)
+    return ToolResult(content=reason, is_error=True)
+
+
+def for_model(result: ToolResult) -> str:
+    """The text the model sees for a result: errors always marked the same way."""
+    if not result.is_error:
+        return result.content
+    return ERROR_MARK + result.content.removeprefix(ERROR_MARK)
 
 
 class ToolExecutor:
@@ -48,8 +62,12 @@ class ToolExecutor:
             return max(base, min(float(asked), MAX_ARGUMENT_TIMEOUT) + TIMEOUT_GRACE)
         return base
 
-    async def execute(self, call: ToolCall, tool: BaseTool | None = None) -> ToolResult:
-        """Run one call (lookup unless `tool` is given, validation, timeout); never raises."""
+    async def execute(
+        self, call: ToolCall, ctx: RequestContext | None, tool: BaseTool | None = None
+    ) -> ToolResult:
+        """Run one call for `ctx` (lookup unless `tool` is given, validation); never raises."""
+        if ctx is None:
+            return error_result(f"{call.name}: refused, the call has no request context")
         tool = tool or self.registry.get(call.name)
         if tool is None:
             known = ", ".join(t.name for t in self.registry.all()) or "none"
@@ -59,14 +77,14 @@ class ToolExecutor:
         problem = validate_arguments(tool, call.arguments)
         if problem:
             return error_result(f"{call.name}: {problem}")
-        return await self._run(tool, call)
+        return await self._run(tool, call, ctx)
 
-    async def _run(self, tool: BaseTool, call: ToolCall) -> ToolResult:
+    async def _run(self, tool: BaseTool, call: ToolCall, ctx: RequestContext) -> ToolResult:
         timeout = self.timeout_for(tool, call.arguments)
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                raw = await tool.run(**call.arguments)
+                raw = await tool.invoke(ctx, call.arguments)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
@@ -90,7 +108,3 @@ class ToolExecutor:
             )
         text = raw if isinstance(raw, str) else str(raw)
         return ToolResult(content=fit_output(text, tool.no_compress, self.max_output_chars))
-
-    async def execute_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Run calls concurrently (asyncio.gather); results come back in the calls' order."""
-        return list(await asyncio.gather(*(self.execute(c) for c in calls)))

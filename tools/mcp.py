@@ -69,6 +69,7 @@ class McpTool(BaseTool):
     """One remote MCP tool, transparent to the agent loop."""
 
     private_data = True  # an MCP server may read the owner's data: owner-only unless shared
+    untrusted_output = True  # unless `mcp.servers.<name>.trusted`
 
     def __init__(self, server: McpServer, remote: Any, name: str) -> None:
         self.server = server
@@ -76,9 +77,10 @@ class McpTool(BaseTool):
         self.name = name
         self.description = f"[MCP {server.name}] {remote.description or remote.name}"[:1024]
         self.parameters = remote.input_schema or {"type": "object", "properties": {}}
-        annotations = remote.annotations
-        read_only = bool(annotations and annotations.read_only_hint)
-        self.side_effect = not (read_only or server.config.read_only)
+        # The operator's config, never the server's own `readOnlyHint`, decides: a server may
+        # claim anything about itself. Read-only tools can be opened by owner.share.
+        self.side_effect = not server.config.read_only
+        self.untrusted_output = not server.config.trusted
         self.timeout = server.config.timeout_seconds + 5
 
     def consent_check(self, **kwargs: Any) -> str | None:

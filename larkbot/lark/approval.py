@@ -1,9 +1,10 @@
 """Approval cards in Lark: an owner's `consent_always` call waits for an Approve / Deny click.
 
-`LarkApprovals` is the ConsentProvider given to ChannelGuardProvider as `owner_approval`: it
-replies with an approval card in the turn's thread and waits (lark.approval_timeout_seconds,
-then refused). `handle_card` answers the verified `card.action.trigger` at once (well within
-Lark's 3 s): only an owner's click counts, a late click says "expired", repeats are harmless.
+`LarkApprovals` is Lark's ConsentProvider: it presents the policy's Ask as a card replying in
+the turn's thread (naming any untrusted content that raised the bar) and waits
+(lark.approval_timeout_seconds, then refused). `handle_card` answers the verified
+`card.action.trigger` at once (well within Lark's 3 s): only an owner's click counts, a late
+click says "expired", repeats are harmless.
 Approvals live in this process: with several replicas the click must reach the one waiting.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cards.approval_cards import approval_card, resolved_card
-from larkbot.consent import ConsentDecision, ConsentRequest
+from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.lark.client import LarkClient
 from larkbot.lark.render import reply_uuid
 from larkbot.logs import get_logger
@@ -53,7 +54,7 @@ def _toast(kind: str, text: str) -> dict[str, Any]:
 
 
 class LarkApprovals:
-    """ConsentProvider (owner_approval) plus the card callback handler; see the module doc."""
+    """ConsentProvider (presents an Ask as a card) plus the card callback handler."""
 
     def __init__(
         self,
@@ -68,11 +69,11 @@ class LarkApprovals:
         self.clock = clock
         self.approvals: OrderedDict[str, Approval] = OrderedDict()
 
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
         """Send the card, wait for the owner's click or the timeout."""
         ctx = request.context
         if not ctx.message_id:
-            return ConsentDecision(False, "approval cannot be asked outside a chat turn")
+            return ConsentAnswer(False, "approval cannot be asked outside a chat turn")
         timeout = self.timeout()
         approval = Approval(
             secrets.token_urlsafe(12),
@@ -83,7 +84,12 @@ class LarkApprovals:
             asyncio.get_running_loop().create_future(),
         )
         card = approval_card(
-            approval.approval_id, approval.tool, approval.description, approval.arguments, timeout
+            approval.approval_id,
+            approval.tool,
+            approval.description,
+            approval.arguments,
+            timeout,
+            request.sources,
         )
         try:
             approval.message_id = await self.client.reply(
@@ -95,7 +101,7 @@ class LarkApprovals:
             )
         except Exception:
             log.warning("lark_approval_card_failed", tool=approval.tool, exc_info=True)
-            return ConsentDecision(False, "the approval card could not be shown; not run")
+            return ConsentAnswer(False, "the approval card could not be shown; not run")
         self._remember(approval)
         log.info("lark_approval_asked", tool=approval.tool, approval=approval.approval_id)
         try:
@@ -110,12 +116,12 @@ class LarkApprovals:
             self._give_up(approval)
             raise
         if approval.state == "expired":
-            return ConsentDecision(
+            return ConsentAnswer(
                 False, f"the owner did not approve within {timeout:g} s, so it was not run"
             )
         if allowed:
-            return ConsentDecision(True, "approved by the owner")
-        return ConsentDecision(False, "the owner denied it; do not retry unless asked")
+            return ConsentAnswer(True, "approved by the owner")
+        return ConsentAnswer(False, "the owner denied it; do not retry unless asked")
 
     async def _expire(self, approval: Approval) -> None:
         if approval.state == "pending":
@@ -178,26 +184,3 @@ class LarkApprovals:
         """Shutdown: every waiting approval is refused (its turn is being drained)."""
         for approval in self.approvals.values():
             self._give_up(approval)
-
-
-def install_approvals(app: Any) -> None:
-    """Wire approvals into the App: the guard's owner_approval and the /lark/card handler."""
-
-    async def start() -> None:
-        if app.client is None:
-            return
-        approvals = LarkApprovals(
-            app.client, app.owners.check, lambda: app.settings.lark.approval_timeout_seconds
-        )
-        app.guard.owner_approval = approvals
-        app.card_handler = approvals.handle_card
-        app.on_stop.append(_stopper(approvals))
-
-    app.on_start.append(start)
-
-
-def _stopper(approvals: LarkApprovals) -> Callable[[], Awaitable[None]]:
-    async def stop() -> None:
-        approvals.cancel_all()
-
-    return stop

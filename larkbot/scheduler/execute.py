@@ -39,6 +39,7 @@ async def job_context(
         is_owner=is_owner,
         chat_id=target.get("chat_id", ""),
         chat_type=target.get("chat_type", ""),
+        scheduled=True,
     )
 
 

@@ -16,6 +16,7 @@ from larkbot.web.handlers import (
     WEB_KEY,
     handle_chat,
     handle_consent,
+    handle_file,
     handle_login,
     handle_logout,
     handle_stop,
@@ -46,6 +47,7 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
     r.add_post("/api/logout", handle_logout)
     r.add_post("/chat", handle_chat)
     r.add_post("/api/runs/{run_id}/stop", handle_stop)
+    r.add_get("/api/runs/{run_id}/files/{index}", handle_file)
     r.add_post("/api/consent/{request_id}", handle_consent)
     r.add_get("/api/sessions", data_api.list_sessions)
     r.add_get("/api/sessions/{session_id}", data_api.get_session)
@@ -57,9 +59,10 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
     async def on_startup(_: web.Application) -> None:
         await svc.start()
 
-    async def on_cleanup(_: web.Application) -> None:
+    async def on_shutdown(_: web.Application) -> None:
+        # before aiohttp waits for open handlers: ending the runs ends their streams
         await svc.stop(app.settings.server.drain_seconds)
 
     web_app.on_startup.append(on_startup)
-    web_app.on_cleanup.append(on_cleanup)
+    web_app.on_shutdown.append(on_shutdown)
     return svc

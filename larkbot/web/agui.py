@@ -12,6 +12,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from ag_ui.core import (
@@ -39,6 +40,7 @@ from larkbot.events import (
     ToolStarted,
     UiPayload,
 )
+from tools.base import Attachment
 
 PROTOCOL_VERSION = "1.0"
 
@@ -55,9 +57,12 @@ def _now_ms() -> int:
 class RunTranslator:
     """Keeps the open text message and the started tool calls of one run."""
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, file_url: Callable[[Attachment], str] | None = None
+    ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self.file_url = file_url
         self.message_id: str | None = None
         self.started: set[str] = set()
 
@@ -120,7 +125,8 @@ class RunTranslator:
             att = event.attachment
             name = os.path.basename(att.path)
             value = {"tool": event.tool, "name": name, "kind": att.kind, "mime": att.mime}
-            return self.custom("attachment", {**value, "caption": att.caption})
+            url = self.file_url(att) if self.file_url is not None else ""
+            return self.custom("attachment", {**value, "caption": att.caption, "url": url})
         if isinstance(event, FinalAnswer):
             finished = RunFinishedEvent(
                 thread_id=self.thread_id, run_id=self.run_id, timestamp=_now_ms()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from larkbot.consent import ConsentDecision, ConsentRequest
+from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.web.consent_board import ConsentBoard
 from larkbot.web.runs import RunRegistry
 
@@ -34,12 +34,12 @@ class WebConsentProvider:
         self.board = board
         self.runs = runs
 
-    async def decide(self, request: ConsentRequest) -> ConsentDecision:
-        """Publish the request into the run's stream and wait for the answer (or the expiry)."""
+    async def present(self, request: ConsentRequest) -> ConsentAnswer:
+        """Publish the policy's Ask into the run's stream and wait for the answer (or expiry)."""
         ctx = request.context
         run = self.runs.by_session(ctx.session_id)
         if run is None or run.custom is None or ctx.interface != "web" or not ctx.is_owner:
-            return ConsentDecision(False, "consent can only be asked of the web user in a turn")
+            return ConsentAnswer(False, "consent can only be asked of the web user in a turn")
         tool = request.tool.name
         req = await self.board.open(ctx.session_id, tool, request.scope, request.always)
         run.custom(
@@ -52,13 +52,14 @@ class WebConsentProvider:
                 "always": request.always,
                 "expires_at": _iso(req.expires_at),
                 "tool_call_id": request.call_id,
+                "sources": list(request.sources),  # untrusted text that raised the bar
             },
         )
         decision = await self.board.wait(req)
         run.custom("consent_resolved", {"request_id": req.request_id, "decision": decision})
         if decision == "allow_once":
-            return ConsentDecision(True, "allowed once by the user", remember=False)
+            return ConsentAnswer(True, "allowed once by the user")
         if decision == "allow_session":
             # a consent_always call is never remembered, whatever the button said
-            return ConsentDecision(True, "allowed by the user", remember=not request.always)
-        return ConsentDecision(False, REASONS.get(decision, "not allowed"))
+            return ConsentAnswer(True, "allowed by the user", for_session=not request.always)
+        return ConsentAnswer(False, REASONS.get(decision, "not allowed"))

@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from larkbot.content_parts import text_of
 from larkbot.storage.sessions import Message
 from larkbot.web.handlers import error, service
 from larkbot.web.service import WebService
@@ -21,8 +22,7 @@ RUNS = 20
 
 
 def _text(message: Message) -> str:
-    content = message.get("content")
-    return content if isinstance(content, str) else ""
+    return text_of(message.get("content"))
 
 
 def _title(messages: list[Message]) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import mimetypes
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -109,6 +111,8 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
         return error(413, f"`message` is over {MAX_MESSAGE_CHARS} characters")
     if not isinstance(session_id, str) or not SESSION_ID.match(session_id):
         return error(400, "`session_id` must look like web:<letters, digits, -_.>")
+    if svc.runs.by_session(session_id) is not None:
+        return error(409, "a turn is running in this session; wait for it or stop it")
     try:
         run = svc.start_turn(session_id, message)
     except TooManyRuns as err:
@@ -124,6 +128,29 @@ async def handle_stop(request: web.Request) -> web.Response:
     if await svc.runs.stop(request.match_info["run_id"]):
         return web.json_response({"ok": True})
     return error(404, "no such running turn on this replica")
+
+
+INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+async def handle_file(request: web.Request) -> web.StreamResponse:
+    """A file a tool of this run produced (screenshots shown inline, anything else downloaded)."""
+    svc = service(request)
+    if isinstance(svc, web.Response):
+        return svc
+    run = svc.runs.get(request.match_info["run_id"])
+    index = request.match_info["index"]
+    if run is None or not index.isdigit() or int(index) >= len(run.attachments):
+        return error(404, "no such file (runs are kept for a while on the replica that ran them)")
+    att = run.attachments[int(index)]
+    if not Path(att.path).is_file():
+        return error(404, "the file is gone")
+    guessed = att.mime if att.mime in INLINE else mimetypes.guess_type(att.path)[0]
+    mime = guessed if guessed in INLINE else "application/octet-stream"
+    how = "inline" if mime in INLINE else "attachment"
+    name = Path(att.path).name.replace('"', "")
+    headers = {"Content-Type": mime, "Content-Disposition": f'{how}; filename="{name}"'}
+    return web.FileResponse(att.path, headers=headers)
 
 
 async def handle_consent(request: web.Request) -> web.Response:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from larkbot.tasks import cancel_and_wait
+from tools.base import Attachment
 
 MAX_EVENTS = 20_000  # per run; older events are dropped (a resume from before them is refused)
 KEEP_SECONDS = 600.0
@@ -43,6 +44,7 @@ class Run:
     ended_at: float = 0.0
     task: asyncio.Task[None] | None = None
     custom: Callable[[str, Any], None] | None = None  # emit a CUSTOM event (consent cards)
+    attachments: list[Attachment] = field(default_factory=list)  # files tools made, by index
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def emit(self, data: str) -> int:

@@ -15,6 +15,7 @@ from larkbot.web.consent import WebConsentProvider
 from larkbot.web.consent_board import ConsentBoard
 from larkbot.web.runs import Run, RunRegistry
 from larkbot.web.signals import make_signal
+from tools.base import Attachment
 
 if TYPE_CHECKING:
     from larkbot.agent import Agent
@@ -32,9 +33,7 @@ def new_session_id() -> str:
 
 def web_context(session_id: str) -> RequestContext:
     """The request context of a web turn: interface web, the owner."""
-    return RequestContext(
-        interface="web", session_id=session_id, sender_id=WEB_SENDER, is_owner=True
-    )
+    return RequestContext("web", session_id, sender_id=WEB_SENDER, is_owner=True)
 
 
 class WebService:
@@ -63,7 +62,7 @@ class WebService:
         signal = make_signal(core.db, self.app.settings.storage.redis_url)
         self.board = ConsentBoard(core.db, signal, cfg.consent_timeout_seconds)
         await self.board.init()
-        self.agent = core.agent(WebConsentProvider(self.board, self.runs), None, "web")
+        self.agent = core.agent(WebConsentProvider(self.board, self.runs), "web")
         log.info("web_ready", signal=type(signal).__name__)
 
     async def stop(self, drain_seconds: float) -> None:
@@ -80,7 +79,11 @@ class WebService:
         assert agent is not None
 
         async def body(run: Run) -> None:
-            tr = RunTranslator(run.session_id, run.run_id)
+            def file_url(att: Attachment) -> str:
+                run.attachments.append(att)
+                return f"/api/runs/{run.run_id}/files/{len(run.attachments) - 1}"
+
+            tr = RunTranslator(run.session_id, run.run_id, file_url)
 
             def push(events: list[Any]) -> None:
                 for event in events:

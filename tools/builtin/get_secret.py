@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from larkbot.context import get_context
+from larkbot.context import RequestContext
 from larkbot.logs import get_logger
-from tools.base import BaseTool, ToolResult
+from tools.base import BaseTool, ContextTool, ToolResult
 from tools.builtin._paths import inside
 from tools.runtime import ToolRuntime
 
@@ -36,7 +36,7 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8").rstrip("\r\n")
 
 
-class GetSecretTool(BaseTool):
+class GetSecretTool(ContextTool):
     """Returns a secret's value to the model; asked every time, never logged."""
 
     name = "get_secret"
@@ -63,10 +63,10 @@ class GetSecretTool(BaseTool):
         """Asked every time, never remembered."""
         return True
 
-    async def run(self, **kw: Any) -> ToolResult:
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> ToolResult:
         """Refuse non-owners and bad names; read the file off the loop; log only the name."""
         name = str(kw["name"])
-        if not get_context().is_owner:
+        if not ctx.is_owner:  # the policy refuses first; this guards direct callers too
             return ToolResult("Error: only the bot's owner may read secrets", is_error=True)
         found = secret_path(self.rt.live.get().secrets_dir, name)
         if isinstance(found, str):

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from larkbot.context import get_context
-from tools.base import BaseTool, ToolResult
+from larkbot.context import RequestContext
+from tools.base import BaseTool, ContextTool, ToolResult
 from tools.builtin._lark_cli import LarkCliError, cli_version, run_lark_cli
 from tools.runtime import ToolRuntime
 
@@ -152,6 +152,7 @@ class LarkChatMessagesTool(BaseTool):
         "required": ["chat_id"],
     }
     private_data = True
+    untrusted_output = True  # other people's messages
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
@@ -178,7 +179,7 @@ class LarkChatMessagesTool(BaseTool):
         return ("\n".join(lines) or "No messages.") + more
 
 
-class LarkMessageSendTool(BaseTool):
+class LarkMessageSendTool(ContextTool):
     """lark_message_send: send a message to a chat or a user, as the bot or as the user."""
 
     name = "lark_message_send"
@@ -212,12 +213,11 @@ class LarkMessageSendTool(BaseTool):
         """Each message is its own decision: never remembered."""
         return True
 
-    async def run(self, **kw: Any) -> str | ToolResult:
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> str | ToolResult:
         """Run `im +messages-send` with an idempotency key; return the message_id."""
         chat_id, user_id = kw.get("chat_id"), kw.get("user_id")
         if bool(chat_id) == bool(user_id):
             return ToolResult("give exactly one of chat_id or user_id", is_error=True)
-        ctx = get_context()
         seed = f"{ctx.session_id}|{ctx.message_id}|{chat_id or user_id}|{kw['content']}"
         key = hashlib.sha256(seed.encode()).hexdigest()[:32]
         args = ["im", "+messages-send"]

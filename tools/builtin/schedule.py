@@ -5,16 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from larkbot.context import get_context
+from larkbot.context import RequestContext
 from larkbot.scheduler import ScheduleError, ScheduleService
 from larkbot.scheduler.delivery import fmt_time
-from tools.base import BaseTool, ToolResult
+from tools.base import BaseTool, ContextTool, ToolResult
 from tools.runtime import ToolRuntime
 
 _JOB_ID = re.compile(r"^[\w.:-]{1,64}$")
 
 
-class _ScheduleTool(BaseTool):
+class _ScheduleTool(ContextTool):
     """Shared lookup of the live ScheduleService (registered by `serve` and `chat`)."""
 
     def __init__(self, rt: ToolRuntime) -> None:
@@ -53,11 +53,10 @@ class ScheduleCreateTool(_ScheduleTool):
     }
     side_effect = True
 
-    async def run(self, **kw: Any) -> str | ToolResult:
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> str | ToolResult:
         """Validate and store the job, recording who asked and where."""
         job_id, prompt = str(kw.get("job_id", "")).strip(), str(kw.get("prompt", "")).strip()
         cron, minutes = kw.get("cron") or None, kw.get("interval_minutes")
-        ctx = get_context()
         if ctx.interface == "lark" and not ctx.is_owner:
             return ToolResult("only the bot's owners can create scheduled tasks", is_error=True)
         if not _JOB_ID.match(job_id):
@@ -96,7 +95,7 @@ class ScheduleListTool(_ScheduleTool):
     description = "List scheduled tasks: id, schedule in words, next run time, target chat, prompt."
     private_data = True
 
-    async def run(self, **kw: Any) -> str | ToolResult:
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> str | ToolResult:
         """One line per job."""
         try:
             svc = self.service()
@@ -122,10 +121,9 @@ class ScheduleRemoveTool(_ScheduleTool):
     }
     side_effect = True
 
-    async def run(self, **kw: Any) -> str | ToolResult:
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> str | ToolResult:
         """Remove the job or say that there is none."""
         job_id = str(kw.get("job_id", "")).strip()
-        ctx = get_context()
         if ctx.interface == "lark" and not ctx.is_owner:
             return ToolResult("only the bot's owners can remove scheduled tasks", is_error=True)
         try:

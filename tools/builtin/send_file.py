@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from larkbot.context import RequestContext, current_context
+from larkbot.context import RequestContext
 from larkbot.lark.attachments import (
     IMAGE_MAX_BYTES,
     AttachmentError,
@@ -22,7 +22,7 @@ from larkbot.lark.attachments import (
     human_size,
     kind_for,
 )
-from tools.base import Attachment, BaseTool, ToolResult
+from tools.base import Attachment, BaseTool, ContextTool, ToolResult
 from tools.builtin._paths import in_secrets, resolve
 from tools.runtime import ToolRuntime
 
@@ -40,7 +40,7 @@ def _uuid(ctx: RequestContext, path: Path, size: int) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
-class SendFileTool(BaseTool):
+class SendFileTool(ContextTool):
     """Sends a local file to the user: images inline, other files as file messages."""
 
     name = "send_file"
@@ -63,11 +63,8 @@ class SendFileTool(BaseTool):
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
 
-    async def run(self, **kw: Any) -> ToolResult:
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> ToolResult:
         """Check the file, then deliver it (Lark) or hand it to the interface as an attachment."""
-        ctx = current_context.get()
-        if ctx is None:
-            return ToolResult("Error: send_file needs a known requester; refused.", is_error=True)
         path = resolve(str(kw.get("path", "")))
         if in_secrets(path, self.rt.settings.secrets_dir):
             return ToolResult("Error: files in the secrets directory are never sent.", True)

@@ -8,7 +8,7 @@ from typing import Any
 from cards import a2ui_payload, lark_cards, lark_payload, parse_card
 from cards.a2ui_validate import validate_messages
 from cards.spec import KINDS, CardSpec, CardSpecError, item_count
-from larkbot.context import current_context
+from larkbot.context import RequestContext
 from tools.base import BaseTool, ToolResult
 from tools.runtime import ToolRuntime
 
@@ -98,17 +98,19 @@ class UiCardTool(BaseTool):
     def __init__(self, channel: str = "cli") -> None:
         self.channel = channel
 
-    def _channel(self) -> str:
-        """The interface of the running call (one registry serves web and Lark), else ours."""
-        ctx = current_context.get()
-        return ctx.interface if ctx is not None else self.channel
+    async def invoke(self, ctx: RequestContext, arguments: dict[str, Any]) -> ToolResult:
+        """Render for the interface of the call (one registry serves web and Lark)."""
+        return await self._render(ctx.interface, **arguments)
 
     async def run(self, **kwargs: Any) -> ToolResult:
+        """Render for the channel the tool was built for."""
+        return await self._render(self.channel, **kwargs)
+
+    async def _render(self, channel: str, **kwargs: Any) -> ToolResult:
         """Render `card` for the channel, or validate `messages`; problems come back as errors."""
         card, messages = kwargs.get("card"), kwargs.get("messages")
         if card is None and messages is None:
             return ToolResult("ui_card needs `card` (or `messages` on web/CLI)", is_error=True)
-        channel = self._channel()
         if card is not None:
             return await asyncio.to_thread(self._render_card, card, channel)
         if channel == "lark":

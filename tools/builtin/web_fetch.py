@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 
-from larkbot.context import get_context
+from larkbot.context import RequestContext
 from larkbot.logs import get_logger
-from tools.base import BaseTool, ToolResult
+from tools.base import BaseTool, ContextTool, ToolResult
 from tools.runtime import ToolRuntime
 from tools.web.extract import (
     cap,
@@ -39,10 +39,11 @@ def _render(page: Page, original: str, title: str, text: str) -> str:
     return "\n".join(lines)
 
 
-class WebFetchTool(BaseTool):
+class WebFetchTool(ContextTool):
     """web_fetch: GET a URL and return its readable text (HTML main text, or text/JSON as is)."""
 
     name = "web_fetch"
+    untrusted_output = True  # pages are written by strangers: later side effects need approval
     description = (
         "Fetch a web page by URL and return its readable text: the article text of HTML pages "
         "(navigation, scripts and ads removed) with the title, or plain text/JSON as is; at most "
@@ -59,13 +60,13 @@ class WebFetchTool(BaseTool):
         self._rt = rt
         self._fetcher = fetcher or Fetcher()
 
-    async def run(self, **kwargs: Any) -> ToolResult:
+    async def run_with(self, ctx: RequestContext, **kwargs: Any) -> ToolResult:
         """Fetch, decode, extract and wrap; every failure becomes an error result."""
         url = str(kwargs.get("url") or "").strip()
         if not url:
             return ToolResult("web_fetch needs a url", is_error=True)
         cfg = self._rt.live.get().tools.web_fetch
-        if cfg.allow_private_networks and not get_context().is_owner:
+        if cfg.allow_private_networks and not ctx.is_owner:
             # The owner opened their own network to their own fetches, not to everyone in chat.
             cfg = cfg.model_copy(update={"allow_private_networks": False})
         try:

@@ -46,6 +46,7 @@ class WebSearchTool(BaseTool):
     """web_search: search the web and return numbered results (title, URL, snippet)."""
 
     name = "web_search"
+    untrusted_output = True  # pages are written by strangers: later side effects need approval
     description = (
         "Search the internet. Returns numbered results with title, URL and snippet; "
         "use web_fetch on a URL to read the page."

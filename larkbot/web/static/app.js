@@ -116,6 +116,32 @@ function showA2ui(messages) {
   scrollDown();
 }
 
+function showAttachment(value) {
+  const box = node("article", "msg assistant attachment");
+  box.append(node("div", "who", t("bot")));
+  const body = node("div", "body");
+  if (value.kind === "image" && value.url) {
+    const img = node("img", "attachment-image");
+    img.src = value.url;
+    img.alt = value.caption || value.name;
+    body.append(img);
+  }
+  const link = node("a", null, `📎 ${value.name}`);
+  if (value.url) { link.href = value.url; link.download = value.name; }
+  body.append(link);
+  if (value.caption) body.append(node("div", "caption", value.caption));
+  box.append(body);
+  $("messages").append(box);
+  scrollDown();
+}
+
+// Text of a stored message's content: a string, or OpenAI content parts (text and images).
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.filter((p) => p && p.type === "text").map((p) => p.text).join("\n");
+  return "";
+}
+
 // -- one run's events -------------------------------------------------------------------------
 function makeView() {
   return { text: null, textValue: "", steps: new Map(), pending: false };
@@ -165,7 +191,7 @@ function apply(view, ev) {
       if (ev.name === "consent_request") consentCard(ev.value);
       else if (ev.name === "consent_resolved") resolveConsent(ev.value);
       else if (ev.name === "a2ui") showA2ui(ev.value.messages);
-      else if (ev.name === "attachment") addMessage("assistant", `📎 ${ev.value.name} ${ev.value.caption || ""}`);
+      else if (ev.name === "attachment") showAttachment(ev.value);
       break;
     case "RUN_ERROR":
       addMessage("error", ev.code === "cancelled" ? t("stopped") : `${t("error")}: ${ev.message}`);
@@ -275,9 +301,9 @@ async function openSession(id) {
   state.session = id;
   $("messages").replaceChildren();
   for (const m of messages) {
-    if (m.role === "user") addMessage("user", m.content);
+    if (m.role === "user") addMessage("user", textOf(m.content));
     else if (m.role === "assistant") {
-      if (m.content) addMessage("assistant", m.content);
+      if (m.content) addMessage("assistant", textOf(m.content));
       for (const call of m.tool_calls || []) {
         const step = toolStep(call.id, call.function.name);
         step.classList.remove("running");

@@ -1,0 +1,138 @@
+"""The rules: who may run which tool with which arguments here, as one `decide()`.
+
+Inputs, and nothing else: the tool's declared kind (`side_effect`, `private_data`, read-only,
+`untrusted_output`) and consent hooks, the interface, the sender's identity (owner or not,
+from the verified event, never from the model), `owner.share`, the session's grants, and
+the untrusted content the turn has seen. Interfaces' consent providers only present an `Ask`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from larkbot.context import RequestContext
+from larkbot.logs import get_logger
+from larkbot.policy.decision import Allow, Ask, Decision, Refuse
+from larkbot.policy.grants import ConsentStore
+from tools.base import BaseTool
+
+log = get_logger(__name__)
+
+ShareRule = Literal["everyone"] | list[str]
+
+# Interfaces whose consent provider asks the owner about each ordinary call (y/N, a web card).
+# In Lark the owner's own message is the consent for ordinary calls; only `always` asks (and
+# untrusted turns) get an Approve / Deny card, so a chat is not a stream of cards.
+ASKS_ORDINARY_CONSENT = frozenset({"cli", "web"})
+
+NO_CONTEXT = "refused: this call has no request context (nobody known asked for it)"
+
+
+def _shared(share: Mapping[str, ShareRule], tool: str, sender: str) -> bool:
+    rule = share.get(tool)
+    return rule == "everyone" or (isinstance(rule, list) and sender in rule)
+
+
+def access(tool: BaseTool, ctx: RequestContext | None, share: Mapping[str, ShareRule]) -> Decision:
+    """Whether this sender may use `tool` at all (what the model is shown; what history hides)."""
+    if ctx is None:
+        return Refuse(NO_CONTEXT)
+    if ctx.interface not in tool.interfaces:
+        return Refuse(f"refused: {tool.name} is not available on the {ctx.interface} interface")
+    if ctx.is_owner:
+        return Allow("owner")
+    if tool.side_effect:  # the design rule: no config can open a side effect to a non-owner
+        return Refuse(
+            f"refused: {tool.name} changes things on the owner's machine or accounts and only "
+            "the bot's owner may use it. Tell the user you cannot do this for them."
+        )
+    if tool.private_data:
+        if _shared(share, tool.name, ctx.sender_id):
+            return Allow("opened by owner.share")
+        return Refuse(
+            f"refused: {tool.name} reads the owner's private data and the owner has not "
+            "shared it with this user. Tell the user you cannot look this up for them."
+        )
+    return Allow("read-only tool")
+
+
+def _untrusted_note(sources: Sequence[str]) -> str:
+    return "this turn contains text the owner did not write: " + "; ".join(sources)
+
+
+def decide(
+    tool: BaseTool,
+    arguments: dict[str, Any],
+    ctx: RequestContext | None,
+    share: Mapping[str, ShareRule],
+    granted: Callable[[str], bool] = lambda scope: False,
+) -> Decision:
+    """The one answer for one call: Allow, Refuse(reason) or Ask(prompt, scope, always)."""
+    verdict = access(tool, ctx, share)
+    if ctx is None or isinstance(verdict, Refuse):
+        return verdict
+    try:
+        prompt = tool.consent_check(**arguments)
+        always = bool(tool.consent_always(**arguments)) if prompt else False
+        scope = tool.consent_scope(**arguments) if prompt else tool.name
+    except Exception as err:  # a broken hook refuses the call; it must not end the turn
+        return Refuse(f"{tool.name}: could not check consent ({type(err).__name__}: {err})")
+    sources = ctx.untrusted if tool.side_effect else ()
+    if prompt is None and not sources:
+        return verdict
+    if not ctx.is_owner:
+        return Refuse(
+            f"{tool.name} needs the owner's consent, which cannot be asked for someone else. "
+            "Tell the user only the owner can do this."
+        )
+    if sources:  # untrusted content raises the bar: an explicit approval, every time
+        action = prompt or f"run {tool.name}"
+        return Ask(f"{action} — {_untrusted_note(sources)}", scope, True, tuple(sources))
+    assert prompt is not None
+    if not always:
+        if ctx.scheduled:
+            return Allow("scheduled by its owner")
+        if ctx.interface not in ASKS_ORDINARY_CONSENT:
+            return Allow("owner (their message is the consent)")
+        if granted(scope):
+            return Allow(f"granted for this session ({scope})")
+    return Ask(prompt, scope, always)
+
+
+class Policy:
+    """The policy bound to live settings and session grants: what every path calls."""
+
+    def __init__(
+        self, share: Callable[[], Mapping[str, ShareRule]], grants: ConsentStore | None = None
+    ) -> None:
+        self._share = share
+        self.grants = grants or ConsentStore()
+
+    def access(self, tool: BaseTool, ctx: RequestContext | None) -> Decision:
+        """Whether this sender may use `tool` at all."""
+        return access(tool, ctx, self._share())
+
+    def decide(
+        self, tool: BaseTool, arguments: dict[str, Any], ctx: RequestContext | None
+    ) -> Decision:
+        """Allow, Refuse or Ask for this call (session grants applied)."""
+
+        def granted(scope: str) -> bool:
+            return ctx is not None and self.grants.is_granted(ctx.session_id, scope, ctx.sender_id)
+
+        return decide(tool, arguments, ctx, self._share(), granted)
+
+    def visible(self, tools: Sequence[BaseTool], ctx: RequestContext) -> list[BaseTool]:
+        """Only the tools this sender may use are shown to the model (none if that fails)."""
+        try:
+            share = self._share()
+        except Exception:  # fail closed: a broken policy input shows no tools, ends no turn
+            log.error("policy_visible_failed", exc_info=True)
+            return []
+        return [t for t in tools if isinstance(access(t, ctx, share), Allow)]
+
+    def remember(self, ctx: RequestContext, ask: Ask) -> None:
+        """The owner said "yes for this session": later calls in `ask.scope` are allowed."""
+        if not ask.always:
+            self.grants.grant(ctx.session_id, ask.scope, ctx.sender_id)
