@@ -124,7 +124,7 @@ class App:
             view_factory=self._view,
             lark=lambda: self.settings.lark,
             inputs=inputs,
-            has_history=core.store.exists,
+            sessions=core.store,
         )
         for hook in self.on_start:
             await hook()

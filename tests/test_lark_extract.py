@@ -61,3 +61,20 @@ def test_safe_names_stay_in_their_folder() -> None:
     assert safe_name("..\\..\\boot.ini", "k") == "boot.ini"
     assert safe_name("", "file_v3_x") == "file_v3_x" and safe_name("...", "k") == "k"
     assert safe_name("季度报告 (final).pdf", "k") == "季度报告 (final).pdf"
+
+
+def test_a_pixel_bomb_is_refused_before_decoding(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", 10_000, 10_000, 8, 2, 0, 0, 0)  # 100 Mpx, header only
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    idat = zlib.compress(b"\0" * 100)  # a token of pixel data: open() stops at IDAT
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+    with pytest.raises(MediaError, match="too large to open"):
+        prepare_image(png, tmp_path / "bomb")

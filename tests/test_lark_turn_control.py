@@ -55,6 +55,7 @@ async def test_recall_of_a_running_turn_stops_it_unanswered(
         assert (await s.post_event(recall))[0] == 200
         assert await s.app.dispatcher.join(5)  # well before the model's 30 s
         assert await s.app.journal.status("om_r1") == "done"  # never re-run
+        assert await s.app.core.store.load("lark:oc_dm") == []  # and not kept in the history
     assert fake_lark.sent == []
 
 
@@ -108,6 +109,8 @@ async def test_recall_of_a_queued_turn_drops_it(
         assert await s.app.submit(recall) == "recalled"
         assert await s.app.dispatcher.join(10)
         assert await s.app.journal.status("om_q2") == "done"
+        kept = [m["content"] for m in await s.app.core.store.load("lark:oc_dm")]
+    assert kept == ["first", "first answer"]
     assert fake_lark.texts() == ["first answer"] and len(fake_llm.requests) == 1
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,6 +22,7 @@ from larkbot.lark.owners import Owners
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
+from larkbot.storage.sessions import SessionStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
@@ -78,7 +80,7 @@ class Dispatcher:
         view_factory: ViewFactory,
         lark: Callable[[], LarkConfig],
         inputs: TurnInputs | None = None,  # names, media, quotes; None: the text alone
-        has_history: Callable[[str], Awaitable[bool]] | None = None,  # topic follow-ups
+        sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         ack_budget: float = 0.05,
     ) -> None:
         self.agent = agent
@@ -88,7 +90,7 @@ class Dispatcher:
         self.view_factory = view_factory
         self.lark = lark
         self.inputs = inputs
-        self.has_history = has_history
+        self.sessions = sessions
         self._stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
         self.accepting = True
         self._sem = asyncio.Semaphore(lark().max_concurrent_turns)
@@ -144,10 +146,10 @@ class Dispatcher:
 
     async def _follows_topic(self, msg: InboundMessage) -> bool:
         """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
-        if not (msg.thread_id and self.has_history and self.lark().topic_follow_up):
+        if not (msg.thread_id and self.sessions and self.lark().topic_follow_up):
             return False
         try:
-            return await self.has_history(session_id_for(msg))
+            return await self.sessions.exists(session_id_for(msg))
         except Exception:  # storage trouble: fall back to needing the @
             log.warning("lark_topic_lookup_failed", exc_info=True)
             return False
@@ -199,6 +201,7 @@ class Dispatcher:
                 item = queue[0]
                 if await item.claimed:
                     await self._run_item(item, sid)
+                self._stop_notes.pop(item.msg.message_id, None)
                 self._held.pop(queue.popleft().msg.message_id, None)
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
@@ -213,6 +216,7 @@ class Dispatcher:
 
     async def _run_item(self, item: _Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
+        started = time.time()
         if not item.stopped:
             async with self._sem:
                 item.task = asyncio.create_task(self._turn(item.msg, sid))
@@ -226,6 +230,9 @@ class Dispatcher:
                     log.error("lark_turn_crashed", message_id=item.msg.message_id, exc_info=True)
         if item.stopped:  # never re-run, never answered
             await self._mark_done(item.msg.message_id)
+        if item.stopped == "recalled" and item.task is not None and self.sessions is not None:
+            # what was recalled must not stay in the history (a shared one, in groups)
+            await self.sessions.delete_since(sid, started)
 
     async def _heartbeat(self) -> None:
         """Renew every claim held here, running or still queued, until none is left.

@@ -22,6 +22,7 @@ from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.media_in")
 MAX_SIDE = 2048
+MAX_PIXELS = 60_000_000  # e.g. 10,000 × 6,000; bigger images are refused before decoding
 DOWNLOAD_TIMEOUT = 60.0
 _UNSAFE = re.compile(r"[^\w.\-() \u4e00-\u9fff]+")
 _ID = re.compile(r"[^A-Za-z0-9_\-]+")
@@ -47,6 +48,9 @@ def prepare_image(raw: bytes, dest: Path) -> Path:
 
     try:
         with Image.open(io.BytesIO(raw)) as img:
+            if img.width * img.height > MAX_PIXELS:
+                raise MediaError(f"the image is too large to open ({img.width}×{img.height} px)")
+            img.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG: decode at a reduced scale, much faster
             img.load()
             alpha = "A" in img.mode or (img.mode == "P" and "transparency" in img.info)
             img.thumbnail((MAX_SIDE, MAX_SIDE))

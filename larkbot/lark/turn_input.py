@@ -39,6 +39,7 @@ MAX_QUOTE = 2000
 MAX_FORWARDED = 30
 MAX_FORWARD_ITEM = 1000
 LOOKUP_TIMEOUT = 5.0
+EXTRACT_TIMEOUT = 30.0  # a pathological document must not hold the turn
 NOT_SEEN = (
     "You cannot see images with the current model: say so plainly, never guess what it shows."
 )
@@ -217,9 +218,12 @@ class TurnInputs:
 
 async def _document(head: str, path: Path) -> str:
     try:
-        text = await asyncio.to_thread(extract_text, path, FILE_TEXT_CHARS)
+        async with asyncio.timeout(EXTRACT_TIMEOUT):
+            text = await asyncio.to_thread(extract_text, path, FILE_TEXT_CHARS)
     except ExtractError as err:
         return f"{head}; its text could not be read: {err}.]"
+    except TimeoutError:
+        return f"{head}; reading its text took too long.]"
     if not text:
         return f"{head}; it contains no text.]"
     cut = len(text) >= FILE_TEXT_CHARS

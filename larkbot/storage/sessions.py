@@ -93,6 +93,14 @@ class SessionStore:
         async with self.db.engine.connect() as conn:
             return (await conn.execute(query)).first() is not None
 
+    async def delete_since(self, session_id: str, since: float) -> None:
+        """Delete what a session stored from `since` (unix seconds) on: a recalled turn."""
+        c = session_history.c
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                session_history.delete().where(c.session_id == session_id, c.created_at >= since)
+            )
+
     async def clear(self, session_id: str) -> None:
         """Delete a session's history."""
         async with self.db.engine.begin() as conn:
