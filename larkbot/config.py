@@ -280,7 +280,12 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"Config file {path} is not valid YAML{where}: {err}") from None
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(
+            f"Config file {path} is not valid YAML{where}: {problem}.\n"
+            "  Fix: indent with spaces, put a space after each ':', and quote values that "
+            "contain ': ' or ' #'; config.example.yaml shows the layout."
+        ) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"Config file {path} must be a mapping of sections (server:, lark:, …)")
     return raw
