@@ -8,8 +8,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     LARKBOT_HOME=/data
 
+# WITH_BROWSER=1: Debian's Chromium and CJK fonts for the browser tools (Playwright's own
+# browser download is never used).
+ARG WITH_BROWSER=0
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ripgrep fd-find ca-certificates tini \
+ && if [ "$WITH_BROWSER" = "1" ]; then \
+      apt-get install -y --no-install-recommends chromium fonts-noto-cjk; fi \
  && ln -s /usr/bin/fdfind /usr/local/bin/fd \
  && rm -rf /var/lib/apt/lists/*
 

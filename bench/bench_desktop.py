@@ -1,6 +1,7 @@
 """computer_use figures on a private 1280×800 Xvfb with a busy window on it, baselines in the run.
 
-Screenshot: the mss grab alone, and the tool's capture (grab + PNG file), against `xwd -root`
+Screenshot: the mss grab alone, and the tool's capture (grab + PNG file), against Pillow's PNG
+encoder and `xwd -root`
 (the X11 dump every X install has; `scrot` and ImageMagick's `import` would pull ghostscript
 into the Debian image, ~30 packages, so they are not installed: `scrot`/`import` are measured
 only when present). Input: `xdotool mousemove X Y click 1` as the tool runs it, against the
@@ -68,12 +69,25 @@ def _grab(display: X11Display) -> None:
         grabber.grab(grabber.monitors[0])
 
 
+def _pillow_capture(display: X11Display, folder: Path) -> None:
+    from PIL import Image
+
+    with open_screen(display) as grabber:
+        shot = grabber.grab(grabber.monitors[0])
+    image = Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
+    image.save(folder / "pil.png", "PNG", compress_level=3)
+
+
 async def _figures(display: X11Display, folder: Path) -> None:
     shot = folder / "shot.png"
     grab = await _median_ms(lambda: asyncio.to_thread(_grab, display))
     tool_shot = await _median_ms(lambda: asyncio.to_thread(capture, display, shot))
     print(f"screenshot 1280×800: mss grab {grab:.1f} ms; grab + PNG file {tool_shot:.1f} ms "
           f"({shot.stat().st_size // 1024} KB)")  # fmt: skip
+    pillow = await _median_ms(lambda: asyncio.to_thread(_pillow_capture, display, folder))
+    kb = (folder / "pil.png").stat().st_size // 1024
+    print(f"  baseline grab + Pillow PNG (adaptive filters, level 3): {pillow:.1f} ms "
+          f"({kb} KB) -> {pillow / tool_shot:.1f}x")  # fmt: skip
     baselines = {
         "xwd -root": ["xwd", "-root", "-silent", "-out", str(folder / "shot.xwd")],
         "scrot": ["scrot", "-o", str(folder / "scrot.png")],

@@ -103,12 +103,15 @@ class WebFetchConfig(Section):
     timeout_seconds: float = Field(20.0, gt=0)
     max_bytes: int = Field(5 * 1024 * 1024, gt=0)
     max_redirects: int = Field(5, ge=0, le=20)
+    extract_seconds: float = Field(10.0, gt=0)  # then the regex fallback (in a killable process)
 
 
 class ShellConfig(Section):
-    """`tools.shell:` limits of the shell tool."""
+    """`tools.shell:` limits of the shell tool and what its commands may see."""
 
     max_timeout_seconds: float = Field(600.0, gt=0)
+    env: list[str] = Field(default_factory=list)  # names passed on beyond PATH HOME LANG …
+    cgroup: Literal["auto", "off"] = "auto"  # a cgroup v2 per call where possible
 
 
 class LarkCliConfig(Section):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -30,6 +31,8 @@ class BrowserConfig(Section):
     executable_path: str = ""
     idle_seconds: float = Field(600.0, gt=0)
     max_tabs_per_session: int = Field(8, ge=1, le=64)
+    max_sessions: int = Field(8, ge=1, le=64)  # open contexts; the least recently used goes
+    sandbox: Literal["auto", "on", "off"] = "auto"  # auto: Chromium's sandbox unless root
 
 
 class ComputerUseConfig(Section):

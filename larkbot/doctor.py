@@ -150,6 +150,7 @@ CHECKS: list[Check | str] = [
     "larkbot.doctor_setup:check_setup",
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.scheduler.doctor:check_scheduler",
+    "tools.browser.doctor:check_browser",
     "larkbot.desktop:check_desktop",
 ]
 

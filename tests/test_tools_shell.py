@@ -98,11 +98,12 @@ async def test_output_is_capped_with_head_and_tail(rt: ToolRuntime) -> None:
     assert "200000\n[exit code 0]" in result.content
 
 
-async def test_background_child_holding_the_pipe_does_not_block(rt: ToolRuntime) -> None:
+async def test_background_child_is_killed_and_reported(rt: ToolRuntime) -> None:
     started = time.monotonic()
     result = await ShellTool(rt).run(command="sleep 3 & echo started")
     assert time.monotonic() - started < 2.5
     assert "started" in result.content and "[exit code 0]" in result.content
+    assert "killed 1 background process that outlived the call: sleep 3" in result.content
 
 
 async def test_consent_hooks(rt: ToolRuntime) -> None:
@@ -142,4 +143,58 @@ async def test_shell_does_not_leak_the_bots_credentials(
     monkeypatch.setenv("HARMLESS_SETTING", "visible")
     out = (await ShellTool(rt).run(command="env")).content
     assert "sk-very-secret" not in out and "lark-very-secret" not in out
-    assert "HARMLESS_SETTING=visible" in out
+    assert "HARMLESS_SETTING" not in out  # an allow-list: unknown names are not passed on
+
+
+@pytest.mark.parametrize("cgroup", ["auto", "off"])
+async def test_setsid_background_job_does_not_survive_its_call(
+    home: Path, tmp_path: Path, cgroup: str
+) -> None:
+    """`setsid sleep 600 &` leaves the session; the cgroup (or the marker sweep) still finds it."""
+    pidfile = tmp_path / "escaped.pid"
+    config = {"tools": {"shell": {"cgroup": cgroup}}}
+    async with tool_runtime(config) as runtime:
+        command = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 600' & sleep 0.3; echo done"
+        result = await ShellTool(runtime).run(command=command)
+    assert "done" in result.content and "[exit code 0]" in result.content
+    assert "killed 1 background process that outlived the call" in result.content
+    assert await _until_dead(int(pidfile.read_text()))
+
+
+async def test_double_fork_and_timeout_kill_the_whole_tree(home: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    async with tool_runtime({"tools": {"shell": {"cgroup": "off"}}}) as runtime:
+        command = f"(setsid sh -c 'echo $$ > {pidfile}; sleep 600' &) ; sleep 30"
+        result = await ShellTool(runtime).run(command=command, timeout=0.5)
+    assert result.is_error and "every process of the call was killed" in result.content
+    assert await _until_dead(int(pidfile.read_text()))
+
+
+async def test_environment_is_an_allow_list(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only PATH HOME LANG TERM TZ USER and the names in tools.shell.env reach a command."""
+    monkeypatch.setenv("OPENAI_KEY", "sk-leak")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:hunter2@db/x")
+    monkeypatch.setenv("PROJECT_MODE", "dev")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    async with tool_runtime({"tools": {"shell": {"env": ["PROJECT_MODE"]}}}) as runtime:
+        out = (await ShellTool(runtime).run(command="env")).content
+    names = {line.split("=", 1)[0] for line in out.splitlines() if "=" in line}
+    assert "sk-leak" not in out and "hunter2" not in out
+    assert "PROJECT_MODE=dev" in out and "LANG=C.UTF-8" in out
+    allowed = {"PATH", "HOME", "LANG", "TERM", "TZ", "USER", "PROJECT_MODE", "PWD", "SHLVL", "_"}
+    assert names <= allowed | {"LARKBOT_SHELL_CALL", "OLDPWD"}, names - allowed
+
+
+async def test_cgroup_holds_a_process_that_drops_every_trace(home: Path, tmp_path: Path) -> None:
+    """env -i + setsid + double fork drop session, marker and parent: only a cgroup holds it."""
+    from tools.builtin._process_tree import cgroup_root
+
+    if cgroup_root() is None:
+        pytest.skip("this kernel does not let the test process create a cgroup v2")
+    pidfile = tmp_path / "ghost.pid"
+    inner = f"echo \\$\\$ > {pidfile}; exec sleep 600"
+    command = f'(env -i setsid sh -c "{inner}" &); sleep 0.3'
+    async with tool_runtime({}) as runtime:
+        result = await ShellTool(runtime).run(command=command)
+    assert "killed 1 background process" in result.content
+    assert await _until_dead(int(pidfile.read_text()))

@@ -146,3 +146,25 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
+
+
+async def test_a_reload_mid_turn_rejoins_it(home: Path, fake_llm: FakeLLM) -> None:
+    with outside_tmp() as work:
+        target = work / "kept.txt"
+        fake_llm.reply_tools(("file_write", {"path": str(target), "content": "ok"}))
+        fake_llm.reply_text("Written after the reload.")
+        async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+            page = await browser.new_page(viewport={"width": 1100, "height": 800})
+            await log_in(page, s.url("").rstrip("/"))
+            await say(page, "write while I reload")
+            await expect(page.locator(".consent-card")).to_be_visible(timeout=TIMEOUT)
+            await page.reload()  # the turn waits on the server, not in this tab
+            await expect(page.locator("#sessions li")).to_have_count(1, timeout=TIMEOUT)
+            await page.locator("#sessions .session-open").click()
+            card = page.locator(".consent-card")
+            await expect(card).to_be_visible(timeout=TIMEOUT)  # replayed from the run's log
+            await card.locator("button[data-decision=allow_session]").click()
+            await expect(page.locator(".msg.assistant .body").last).to_have_text(
+                "Written after the reload.", timeout=TIMEOUT
+            )
+            assert target.read_text() == "ok"

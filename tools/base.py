@@ -44,7 +44,8 @@ class BaseTool(ABC):
     read the owner's machine or data (owners only unless `owner.share` opens them); neither
     means read-only (anyone); `untrusted_output` tools return text no owner wrote (web pages,
     other people's messages), after which the turn's side effects need the owner's approval;
-    `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes.
+    `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
+    `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
     A tool that needs to know who calls it subclasses `ContextTool` instead.
@@ -80,6 +81,10 @@ class BaseTool(ABC):
     def consent_always(self, **kwargs: Any) -> bool:
         """True for dangerous calls that must be asked every time and never remembered."""
         return False
+
+    def untrusted_bar(self, untrusted: tuple[str, ...], **kwargs: Any) -> tuple[str, ...]:
+        """The untrusted sources that make this call need an explicit approval (side effects)."""
+        return untrusted if self.side_effect else ()
 
     def openai_schema(self) -> dict[str, Any]:
         """This tool in the OpenAI Chat Completions `tools` format."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
+from json.encoder import encode_basestring as _escape  # json.dumps(s, ensure_ascii=False), in C
 from typing import Any
 
 # Lark's limits are 150 KB (text) and 30 KB (cards) for the request content; keep a margin for
@@ -49,14 +49,20 @@ def _summary(text: str) -> str:
 
 
 def _size(text: str) -> int:
-    # Size as it travels: JSON-escaped (newlines, quotes, backslashes) UTF-8.
-    return len(json.dumps(text, ensure_ascii=False).encode())
+    # Size as it travels: JSON-escaped (newlines, quotes, backslashes) UTF-8. Escaping is per
+    # character, so the size of a concatenation is the sum of the sizes (minus the quotes).
+    return len(_escape(text).encode("utf-8", "surrogatepass"))
+
+
+def _body(text: str) -> int:
+    """`_size` without the two quotes: additive, so joins are sized without re-encoding."""
+    return _size(text) - 2
 
 
 def _hard_split(text: str, limit: int) -> list[str]:
     out: list[str] = []
     while text:
-        lo, hi = 1, len(text)
+        lo, hi = 1, min(len(text), limit)  # a character is at least one byte
         while lo < hi:  # the longest prefix that fits
             mid = (lo + hi + 1) // 2
             if _size(text[:mid]) <= limit:
@@ -68,6 +74,23 @@ def _hard_split(text: str, limit: int) -> list[str]:
     return out
 
 
+def _pack(items: list[str], sep: str, limit: int) -> list[str]:
+    """Join consecutive items with `sep` while the JSON size stays within `limit` (linear)."""
+    out: list[str] = []
+    buf: list[str] = []
+    size, extra = 2, _body(sep)
+    for item in items:
+        width = _body(item)
+        if buf and size + extra + width > limit:
+            out.append(sep.join(buf))
+            buf, size = [], 2
+        size += (extra if buf else 0) + width
+        buf.append(item)
+    if buf:
+        out.append(sep.join(buf))
+    return out
+
+
 def _pieces(text: str, limit: int) -> list[str]:
     """Paragraphs; any paragraph too large on its own is cut by lines, then by characters."""
     pieces: list[str] = []
@@ -75,18 +98,10 @@ def _pieces(text: str, limit: int) -> list[str]:
         if _size(para) <= limit:
             pieces.append(para)
             continue
-        buf = ""
+        lines: list[str] = []
         for line in para.split("\n"):
-            candidate = f"{buf}\n{line}" if buf else line
-            if _size(candidate) <= limit:
-                buf = candidate
-                continue
-            if buf:
-                pieces.append(buf)
-            chunks = _hard_split(line, limit) if _size(line) > limit else [line]
-            pieces.extend(chunks[:-1])
-            buf = chunks[-1]
-        pieces.append(buf)
+            lines.extend(_hard_split(line, limit) if _size(line) > limit else [line])
+        pieces.extend(_pack(lines, "\n", limit))
     return pieces
 
 
@@ -99,23 +114,18 @@ def _fence_open(text: str) -> str | None:
     return opened
 
 
+def plan_answer(text: str) -> tuple[bool, list[str]]:
+    """(as cards?, the parts): CPU work on long answers, so callers run it in a thread."""
+    card = looks_formatted(text)
+    return card, split_answer(text, CARD_LIMIT if card else TEXT_LIMIT)
+
+
 def split_answer(text: str, limit: int) -> list[str]:
     """Split on paragraph boundaries so every part fits `limit` bytes; code fences stay balanced."""
     if _size(text) <= limit:
         return [text]
     margin = 64  # room for closing and reopening a fence
-    parts: list[str] = []
-    buf = ""
-    for piece in _pieces(text, limit - margin):
-        candidate = f"{buf}\n\n{piece}" if buf else piece
-        if _size(candidate) <= limit - margin:
-            buf = candidate
-            continue
-        if buf:
-            parts.append(buf)
-        buf = piece
-    if buf:
-        parts.append(buf)
+    parts = _pack(_pieces(text, limit - margin), "\n\n", limit - margin)
     for i in range(len(parts) - 1):
         fence = _fence_open(parts[i])
         if fence:

@@ -89,7 +89,8 @@ class StreamingCardView:
             await self._close_quietly()
             await self.plain.finish(FinalAnswer(answer.text, ui))
             return
-        pieces = markdown_cards(self.progress.render(answer.text, final=True))
+        final_text = self.progress.render(answer.text, final=True)
+        pieces = await asyncio.to_thread(markdown_cards, final_text)  # CPU work off the loop
         contents = [str(c["body"]["elements"][0]["content"]) for c in pieces]
         try:
             await self._final(contents[0], answer.text)

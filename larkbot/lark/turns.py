@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -11,12 +12,9 @@ from larkbot.lark.attachments import ReplyTarget, deliver_all
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.render import (
-    CARD_LIMIT,
-    TEXT_LIMIT,
-    looks_formatted,
     markdown_card,
+    plan_answer,
     reply_uuid,
-    split_answer,
     text_content,
 )
 from tools.base import Attachment
@@ -95,11 +93,12 @@ class PlainReplyView:
     async def send_text(self, text: str, part: str = "a") -> None:
         """Post `text` as one or more replies (card when it is markdown)."""
         text = text.strip() or "(no answer)"
-        if looks_formatted(text):
-            for i, chunk in enumerate(split_answer(text, CARD_LIMIT)):
+        # Reading and splitting a very long answer is CPU work: a thread keeps the loop answering.
+        card, chunks = await asyncio.to_thread(plan_answer, text)
+        for i, chunk in enumerate(chunks):
+            if card:
                 await self._reply("interactive", markdown_card(chunk), f"{part}{i}")
-        else:
-            for i, chunk in enumerate(split_answer(text, TEXT_LIMIT)):
+            else:
                 await self._reply("text", text_content(chunk), f"{part}{i}")
 
     async def finish(self, answer: FinalAnswer) -> None:

@@ -6,6 +6,7 @@ here; each outcome is written to the audit sink once.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -86,7 +87,13 @@ class ToolGate:
             return
         try:
             tool, problem = self._static(call, ctx)
-            decision = self.policy.decide(tool, call.arguments, ctx) if tool else None
+            # decide() runs the tool's consent hooks, which may be CPU work (the shell
+            # classifier parses the command): a worker thread keeps the loop answering.
+            decision = (
+                await asyncio.to_thread(self.policy.decide, tool, call.arguments, ctx)
+                if tool
+                else None
+            )
         except Exception as err:  # a broken check refuses the call; it must not end the turn
             log.error("tool_checks_failed", tool=call.name, exc_info=True)
             tool, problem = (

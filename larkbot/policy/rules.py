@@ -76,9 +76,9 @@ def decide(
         prompt = tool.consent_check(**arguments)
         always = bool(tool.consent_always(**arguments)) if prompt else False
         scope = tool.consent_scope(**arguments) if prompt else tool.name
+        sources = tool.untrusted_bar(ctx.untrusted, **arguments) if ctx.untrusted else ()
     except Exception as err:  # a broken hook refuses the call; it must not end the turn
         return Refuse(f"{tool.name}: could not check consent ({type(err).__name__}: {err})")
-    sources = ctx.untrusted if tool.side_effect else ()
     if prompt is None and not sources:
         return verdict
     if not ctx.is_owner:

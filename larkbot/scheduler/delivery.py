@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
@@ -67,9 +68,8 @@ class LarkNotifier:
         """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
         from larkbot.lark import render
 
-        card = render.looks_formatted(text)
-        limit = render.CARD_LIMIT if card else render.TEXT_LIMIT
-        for i, part in enumerate(render.split_answer(text, limit)):
+        card, parts = await asyncio.to_thread(render.plan_answer, text)
+        for i, part in enumerate(parts):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
             if card:
                 await self._client.send(

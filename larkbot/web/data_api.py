@@ -6,6 +6,7 @@ Lark chats' histories stay out of the browser.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -60,7 +61,13 @@ async def list_sessions(request: web.Request) -> web.Response:
         }
         for i in infos
     ]
-    return web.json_response({"sessions": sessions})
+    stored = {i.session_id for i in infos}
+    new = [  # a first turn still running: its session is stored when the turn ends
+        {"id": r.session_id, "messages": 0, "updated_at": time.time(), "title": r.title}
+        for r in svc.runs.active()
+        if r.session_id not in stored and r.session_id.startswith("web:")
+    ]
+    return web.json_response({"sessions": new + sessions})
 
 
 def _session_id(request: web.Request) -> str | None:
@@ -77,9 +84,9 @@ async def get_session(request: web.Request) -> web.Response:
     if sid is None:
         return error(404, "unknown session")
     messages = await svc.app.core.store.load(sid, HISTORY_CHARS)
-    if not messages:
-        return error(404, "unknown session")
     running = svc.runs.by_session(sid)
+    if not messages and running is None:
+        return error(404, "unknown session")
     return web.json_response(
         {"id": sid, "messages": messages, "running": running.run_id if running else None}
     )
@@ -94,6 +101,8 @@ async def delete_session(request: web.Request) -> web.Response:
     if sid is None:
         return error(404, "unknown session")
     assert svc.agent is not None
+    if svc.runs.by_session(sid) is not None:
+        return error(409, "a turn is running in this session; stop it first")
     await svc.agent.reset(sid)  # history + clear_session_grants + activated tools
     return web.json_response({"ok": True})
 

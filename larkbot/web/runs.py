@@ -38,6 +38,7 @@ class Run:
 
     run_id: str
     session_id: str
+    title: str = ""  # the message that started it (a new session has no stored title yet)
     events: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=MAX_EVENTS))
     seq: int = 0
     done: bool = False
@@ -98,12 +99,14 @@ class RunRegistry:
         """The running run of a session (turns of one session run one at a time)."""
         return next((r for r in self.active() if r.session_id == session_id), None)
 
-    def start(self, session_id: str, body: Callable[[Run], Awaitable[None]]) -> Run:
+    def start(
+        self, session_id: str, body: Callable[[Run], Awaitable[None]], title: str = ""
+    ) -> Run:
         """Create a run and start `body(run)` as its task; the run finishes when it returns."""
         self._forget_old()
         if len(self.active()) >= self.max_active:
             raise TooManyRuns(f"{self.max_active} turns are running; try again shortly")
-        run = Run(run_id=f"run_{uuid.uuid4().hex[:16]}", session_id=session_id)
+        run = Run(run_id=f"run_{uuid.uuid4().hex[:16]}", session_id=session_id, title=title)
 
         async def main() -> None:
             try:

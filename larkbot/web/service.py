@@ -101,4 +101,4 @@ class WebService:
                 log.error("web_turn_failed", exc_info=True)
                 push(tr.error(f"Something went wrong in larkbot ({type(err).__name__})."))
 
-        return self.runs.start(session_id, body)
+        return self.runs.start(session_id, body, " ".join(message.split())[:80])

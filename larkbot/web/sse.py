@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from larkbot.web.runs import Run
+from larkbot.web.runs import EventsLost, Run
 
 HEADERS = {
     "Content-Type": "text/event-stream",
@@ -47,5 +47,7 @@ async def stream_run(
                 await resp.write(b": ping\n\n")
     except (ConnectionResetError, ConnectionError):
         return resp  # the client went away; the turn is not tied to it
+    except EventsLost:  # this client fell more than MAX_EVENTS behind: it must reload
+        await resp.write(b": events lost; reload the session\n\n")
     await resp.write_eof()
     return resp

@@ -53,7 +53,7 @@ async def test_serve_runs_its_own_xvfb_for_owners_only(
         (done,) = tool_results(fake_llm.requests[3])[-1:]
         assert done.startswith("took a screenshot; screen 1600×1000, shown as 1280×800")
         (shot,) = (home / "screenshots").glob("computer_use-*.png")
-        await fake_lark.wait_for(lambda: any(m["msg_type"] == "image" for m in fake_lark.sent))
+        await fake_lark.wait_for(lambda: any(m["msg_type"] == "image" for m in fake_lark.sent), 15)
         (upload,) = fake_lark.uploads  # the screenshot went to Lark as an image message
         assert upload.kind == "image" and upload.content == shot.read_bytes()
         (image,) = [m for m in fake_lark.sent if m["msg_type"] == "image"]

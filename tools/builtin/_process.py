@@ -1,13 +1,12 @@
-"""Process helpers of the shell tool: bounded output capture and process-group termination."""
+"""Process helpers of the shell tool: bounded output, process-group signals, the environment."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-import re
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 HEAD_BYTES = 5000  # kept from the start of the output
 TAIL_BYTES = 2500  # kept from the end, where errors and summaries usually are
@@ -88,17 +87,17 @@ async def stop_group(pid: int, exited: asyncio.Future[None]) -> None:
         await asyncio.wait_for(asyncio.shield(exited), KILL_GRACE)
 
 
-_CREDENTIAL_NAME = re.compile(
-    r"(SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|ENCRYPT_KEY)",
-    re.IGNORECASE,
-)
+# What a command sees of the bot's environment: these names, plus those the owner lists in
+# `tools.shell.env`. An allow-list, because a deny-list kept OPENAI_KEY and DATABASE_URL.
+BASE_ENV = ("PATH", "HOME", "LANG", "TERM", "TZ", "USER")
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for commands the model runs, without the bot's own credentials.
-
-    `env` or `printenv` in a shell call must not hand the LLM key or the Lark app secret to
-    the model (and so to whoever reads the chat); names that look like credentials are dropped.
-    """
+def shell_environment(
+    extra: Sequence[str] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment for commands the model runs: only allow-listed names are passed on."""
     source = os.environ if environ is None else environ
-    return {k: v for k, v in source.items() if not _CREDENTIAL_NAME.search(k)}
+    env = {k: source[k] for k in (*BASE_ENV, *extra) if k in source}
+    env.setdefault("PATH", DEFAULT_PATH)
+    return env

@@ -1,15 +1,26 @@
-"""Rules for commands that destroy data or the system: rm, disks, power, kill, git, docker, …."""
+"""Rules for commands that destroy or write data: rm, disks, copies, downloads, archives, SQL.
+
+Every path such a command writes, deletes, truncates or re-permissions is judged by
+`Ctx.write`: fine in the working directory and /tmp, dangerous in the home, in dotfiles, in
+`.git/`, in `$LARKBOT_HOME` and anywhere else outside the workspace.
+"""
 
 from __future__ import annotations
 
 import re
 
-from tools.builtin._shell_paths import BLOCK_DEVICE, DYN, is_computed, is_sensitive, words
+from tools.builtin._shell_paths import BLOCK_DEVICE, DYN, is_computed, is_sensitive
 from tools.builtin._shell_rules import Ctx, check_argv, flags, rule
 
 
 def _bad_target(path: str, sinks_ok: bool = False) -> bool:
     return is_computed(path) or is_sensitive(path, sinks_ok=sinks_ok)
+
+
+def _first_write(paths: list[str], ctx: Ctx) -> str | None:
+    """The reason of the first dangerous write among `paths` (every one is recorded)."""
+    reasons = [ctx.write(p) for p in paths]
+    return next((r for r in reasons if r), None)
 
 
 @rule("rm", "unlink", "rmdir")
@@ -23,7 +34,7 @@ def _rm(base: str, args: list[str], ctx: Ctx) -> str | None:
         return ctx.why("recursive delete")
     if any(is_sensitive(p) for p in f.operands):
         return ctx.why("deletes a system or sensitive path")
-    return None
+    return _first_write(f.operands, ctx)
 
 
 @rule("shred")
@@ -44,51 +55,6 @@ def _disk(base: str, args: list[str], ctx: Ctx) -> str | None:
     return ctx.why("formats, partitions or wipes a disk")
 
 
-@rule("shutdown", "reboot", "halt", "poweroff", "kexec")
-def _power(base: str, args: list[str], ctx: Ctx) -> str | None:
-    return ctx.why("shuts down or reboots the machine")
-
-
-@rule("init", "telinit")
-def _init(base: str, args: list[str], ctx: Ctx) -> str | None:
-    return ctx.why("changes the runlevel") if args[:1] in (["0"], ["6"], ["1"], ["s"]) else None
-
-
-_POWER_VERBS = words("poweroff reboot halt kexec suspend hibernate rescue emergency")
-
-
-@rule("systemctl")
-def _systemctl(base: str, args: list[str], ctx: Ctx) -> str | None:
-    verb = next(iter(flags(args).operands), "")
-    if verb in _POWER_VERBS:
-        return ctx.why("shuts down or reboots the machine")
-    if verb in ("stop", "disable", "mask", "kill", "isolate"):
-        return ctx.why("stops or disables system services")
-    return None
-
-
-@rule("kill")
-def _kill(base: str, args: list[str], ctx: Ctx) -> str | None:
-    i = 2 if args[:1] in (["-s"], ["-n"]) else 1 if args[:1] and args[0].startswith("-") else 0
-    pids = [a for a in args[i:] if a != "--"]
-    if args[:1] == ["--"]:
-        pids = args[1:]
-    if any(p in ("-1", "1") for p in pids):
-        return ctx.why("signals every process (or init)")
-    return None
-
-
-@rule("killall", "killall5")
-def _killall(base: str, args: list[str], ctx: Ctx) -> str | None:
-    return ctx.why("kills processes by name")
-
-
-@rule("pkill")
-def _pkill(base: str, args: list[str], ctx: Ctx) -> str | None:
-    hard = any(a in ("-9", "-KILL", "-SIGKILL", "-u", "--euid") for a in args)
-    return ctx.why("force-kills processes by pattern") if hard else None
-
-
 @rule("chmod", "chown", "chgrp", "chattr", "setfacl")
 def _chmod(base: str, args: list[str], ctx: Ctx) -> str | None:
     f = flags(args)
@@ -97,12 +63,11 @@ def _chmod(base: str, args: list[str], ctx: Ctx) -> str | None:
         return ctx.why("recursive permission change on a system path")
     if any(is_sensitive(p) for p in f.operands):
         return ctx.why("changes permissions of a system or sensitive path")
-    return None
-
-
-@rule("crontab")
-def _crontab(base: str, args: list[str], ctx: Ctx) -> str | None:
-    return ctx.why("removes every cron job") if "r" in flags(args).shorts else None
+    targets = f.operands[1:] if base not in ("chattr", "setfacl") else f.operands
+    if base == "setfacl":
+        targets = [o for o in f.operands if not o.startswith(("u:", "g:", "o:", "m:", "d:"))]
+    targets = [t for t in targets if not t.startswith(("+", "="))]
+    return next((r for r in (ctx.write(t, record=False) for t in targets) if r), None)
 
 
 @rule("find")
@@ -124,12 +89,16 @@ def _find(base: str, args: list[str], ctx: Ctx) -> str | None:
     return None
 
 
-@rule("tee", "truncate", "touch")
+@rule("tee", "truncate", "touch", "mkdir", "fallocate", "dos2unix", "unix2dos")
 def _write_all(base: str, args: list[str], ctx: Ctx) -> str | None:
     f = flags(args)
     if any(_bad_target(p, sinks_ok=True) for p in f.operands):
         return ctx.why("writes a system or sensitive file")
-    return None
+    return _first_write([o for o in f.operands if not _is_size(o)], ctx)
+
+
+def _is_size(word: str) -> bool:
+    return bool(re.fullmatch(r"[-+<>/%]?\d+[KMGTP]?B?", word))
 
 
 @rule("cp", "mv", "install", "ln", "rsync", "scp")
@@ -139,36 +108,81 @@ def _copy(base: str, args: list[str], ctx: Ctx) -> str | None:
         return ctx.why("rsync --delete removes files at the destination")
     every = base == "mv" or "t" in f.shorts or "--target-directory" in f.longs
     targets = f.operands if every else f.operands[-1:]
-    if any(_bad_target(p) for p in targets if ":" not in p or p.startswith("/")):
+    local = [p for p in targets if ":" not in p or p.startswith("/")]
+    if any(_bad_target(p) for p in local):
         return ctx.why("overwrites or moves a system or sensitive path")
-    return None
+    if base in ("cp", "install") and len(f.operands) > 1 and not every:
+        dest = f.operands[-1]
+        for src in f.operands[:-1]:  # `cp a.sh dir/` writes dir/a.sh
+            ctx.wrote(dest.rstrip("/") + "/" + src.rsplit("/", 1)[-1])
+    return _first_write(local, ctx)
 
 
-@rule("sed")
-def _sed(base: str, args: list[str], ctx: Ctx) -> str | None:
+@rule("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "lz4", "compress")
+def _compress(base: str, args: list[str], ctx: Ctx) -> str | None:
     f = flags(args)
-    if ("i" in f.shorts or "--in-place" in f.longs) and any(_bad_target(p) for p in f.operands):
-        return ctx.why("edits a system or sensitive file in place")
-    return None
+    if "c" in f.shorts or "--stdout" in f.longs or "l" in f.shorts or "t" in f.shorts:
+        return None  # to stdout, list or test: the files stay
+    return _first_write(f.operands, ctx)  # replaces each file by its (de)compressed form
 
 
-_OUTPUT = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document")}
+@rule("sort", "uniq", "patch", "split", "csplit", "unzip")
+def _writes_option(base: str, args: list[str], ctx: Ctx) -> str | None:
+    targets: list[str] = []
+    for i, a in enumerate(args):
+        value = args[i + 1] if i + 1 < len(args) else ""
+        if base == "sort" and a in ("-o", "--output"):
+            targets.append(value)
+        elif base == "sort" and a.startswith(("--output=", "-o")) and len(a) > 2:
+            targets.append(a.split("=", 1)[1] if "=" in a else a[2:])
+        elif base == "unzip" and a == "-d":
+            targets.append(value + "/x")
+    ops = flags(args).operands
+    if base == "uniq" and len(ops) > 1:
+        targets.append(ops[1])
+    if base == "patch":
+        targets += ops[:1] or [""]  # without a file name, patch picks targets from the diff
+        if not ops and not any(a.startswith(("-d", "--directory")) for a in args):
+            targets = []
+    if base in ("split", "csplit") and len(ops) > 1:
+        targets.append(ops[-1] + "x")
+    return _first_write(targets, ctx)
 
 
 @rule("curl", "wget")
 def _download(base: str, args: list[str], ctx: Ctx) -> str | None:
-    short, long = _OUTPUT[base]
-    for i, a in enumerate(args[:-1]):
-        short_hit = not a.startswith("--") and a.startswith("-") and a.endswith(short[1])
-        if (a == long or short_hit) and _bad_target(args[i + 1], sinks_ok=True):
-            return ctx.why("downloads over a system or sensitive file")
-    for a in args:
-        if a.startswith(long + "=") and _bad_target(a.split("=", 1)[1], sinks_ok=True):
-            return ctx.why("downloads over a system or sensitive file")
-    return None
+    targets: list[str] = []
+    urls = [a for a in args if "://" in a]
+    named = False
+    for i, a in enumerate(args):
+        value = args[i + 1] if i + 1 < len(args) else ""
+        short = not a.startswith("--") and a.startswith("-")
+        if base == "curl" and (a == "--output" or (short and a.endswith("o"))):
+            targets.append(value)
+        elif base == "curl" and (a == "--remote-name" or (short and a.endswith("O"))):
+            named = True
+        elif base == "wget" and (a == "--output-document" or (short and a.endswith("O"))):
+            targets.append(value)
+        elif a.startswith(("--output=", "--output-document=")):
+            targets.append(a.split("=", 1)[1])
+        elif base == "wget" and a in ("-P", "--directory-prefix"):
+            targets += [value.rstrip("/") + "/" + _url_name(u) for u in urls]
+    if base == "wget" and not targets:
+        named = True
+    if named:
+        targets += [_url_name(u) for u in urls]
+    if any(_bad_target(t, sinks_ok=True) for t in targets if t != "-"):
+        return ctx.why("downloads over a system or sensitive file")
+    return _first_write([t for t in targets if t and t != "-"], ctx)
 
 
-@rule("tar")
+def _url_name(url: str) -> str:
+    """The file name wget/curl -O save a URL under."""
+    path = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    return path.rsplit("/", 1)[-1] if "/" in path else "index.html"
+
+
+@rule("tar", "bsdtar")
 def _tar(base: str, args: list[str], ctx: Ctx) -> str | None:
     runs = ("--to-command", "--checkpoint-action", "--use-compress-program", "--info-script")
     if any(a.startswith(runs) or a == "-I" for a in args):
@@ -176,6 +190,10 @@ def _tar(base: str, args: list[str], ctx: Ctx) -> str | None:
     for i, a in enumerate(args[:-1]):
         if a in ("-C", "--directory") and is_sensitive(args[i + 1]):
             return ctx.why("extracts or writes into a system path")
+        if a in ("-C", "--directory"):
+            reason = ctx.write(args[i + 1].rstrip("/") + "/x")
+            if reason:
+                return reason
     return None
 
 
@@ -188,10 +206,20 @@ _SQL = re.compile(
 
 @rule("psql", "mysql", "mariadb", "sqlite3", "duckdb", "clickhouse-client", "redis-cli")
 def _sql(base: str, args: list[str], ctx: Ctx) -> str | None:
-    text = " ".join(args)
+    text = " ".join(args) + "\n" + (ctx.stdin[1] if ctx.stdin and ctx.stdin[0] == "text" else "")
     if _SQL.search(text) or re.search(r"\bflush(all|db)\b", text, re.I):
         return ctx.why("destructive database statement")
+    if _SQL_RUNS.search(text):
+        return ctx.why("a database client command that runs programs or writes files")
     return None
+
+
+# sqlite3 `.shell`/`.system`/`.output`, psql `\!`/`\o |`/`COPY … PROGRAM`, mysql `system`.
+_SQL_RUNS = re.compile(
+    r"(^|[\s;'\"])\.(shell|system|output|once|load|import|save|backup|restore)\b|\\!|\\o\s*\||"
+    r"\\(g|w|o)\s|\bprogram\s+'|(^|\s)(system|\\!)\s|\blo_(import|export)\b|\binto\s+(out|dump)file",
+    re.I,
+)
 
 
 @rule("iptables", "ip6tables", "nft", "ufw")

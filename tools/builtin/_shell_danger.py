@@ -15,19 +15,23 @@ from __future__ import annotations
 import codecs
 import re
 import threading
+import time
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from tools.builtin._shell_paths import DYN, PSUB, is_computed, is_sensitive, show
-from tools.builtin._shell_rules import Ctx, Stdin, check_argv, check_assignment
+from tools.builtin._protected import larkbot_home
+from tools.builtin._shell_paths import DYN, PSUB, is_computed, read_reason, show
+from tools.builtin._shell_rules import Ctx, ScriptState, Stdin, check_argv, check_assignment
 
-MAX_CHARS = 100_000
+MAX_CHARS = 20_000  # longer commands are not parsed (asked every time): parsing holds the GIL
 MAX_DEPTH = 6
 MAX_NODES = 50_000
+MAX_SECONDS = 2.0  # a walk slower than this (a loaded machine, a hostile input) fails closed
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()  # a Parser is not safe to share between threads
@@ -41,8 +45,6 @@ _ESCAPE = re.compile(r"\\(.)", re.S)
 _DQ_ESCAPE = re.compile(r"\\([\"\\$`\n])")
 _WRITE_OPS = frozenset((">", ">>", ">|", "&>", "&>>", ">&", "<>"))
 _REDIRECT_OPS = _WRITE_OPS | {"<", "<&"}
-_STDIN_SCOPES = frozenset(("program", "command_substitution", "process_substitution"))
-_FUNCTION_SCOPES = frozenset(("function_definition",))
 
 
 def _parser() -> Parser:
@@ -87,8 +89,12 @@ def _classify(command: str) -> str | None:
     return analyse(normal, 0, None) if normal != exact else None
 
 
-def analyse(text: str, depth: int, stdin: Stdin) -> str | None:
-    """Parse one script and check every command in it; `stdin` feeds its top-level commands."""
+def analyse(text: str, depth: int, stdin: Stdin, state: ScriptState | None = None) -> str | None:
+    """Parse one script and check every command in it; `stdin` feeds its top-level commands.
+
+    `state` carries what earlier parts of the same command did (cd, files written, values)
+    into nested scripts (`sh -c '…'`), so `sh -c 'echo x > s'; sh s` is seen as a whole.
+    """
     if depth > MAX_DEPTH:
         return f"shell strings nested too deeply to analyse: {show(text)}"
     if len(text) > MAX_CHARS:
@@ -97,49 +103,109 @@ def analyse(text: str, depth: int, stdin: Stdin) -> str | None:
     root = _parser().parse(src if text.isascii() else _ascii_twin(text)).root_node
     if root.has_error:
         return f"the shell grammar cannot parse it, so it counts as dangerous: {show(text)}"
-    return _Walker(src, depth, stdin).run(root)
+    return _Walker(src, depth, stdin, state or ScriptState()).run(root)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What a node inherits from its ancestors (computed top-down, so the walk stays linear)."""
+
+    stdin: Stdin
+    functions: frozenset[str] = frozenset()
+    arith: bool = False  # inside $((…)), ((…)) or for ((…)): variables are evaluated as code
+    pipe_owner: Node | None = None  # `cat <<EOF | sh`: the statement a reason should show
+
+
+_ARITH = frozenset(("arithmetic_expansion", "c_style_for_statement"))
+_ARITH_NAMES = frozenset(("variable_name", "word", "simple_expansion", "expansion"))
+_STRINGS = frozenset(("raw_string", "string", "ansi_c_string", "concatenation"))
+_SAFE_VALUE = re.compile(r"[\w\s+\-*/%<>=!&|^~?:,.()]*")
 
 
 class _Walker:
     """Visits every node of one parse tree; commands, redirects and functions get checked."""
 
-    def __init__(self, src: bytes, depth: int, stdin: Stdin) -> None:
-        self.src, self.depth, self.stdin = src, depth, stdin
+    def __init__(self, src: bytes, depth: int, stdin: Stdin, state: ScriptState) -> None:
+        self.src, self.depth, self.stdin, self.state = src, depth, stdin, state
 
     def text(self, node: Node) -> str:
         """The node's source text (from the original bytes)."""
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
     def run(self, root: Node) -> str | None:
-        """Check nodes in post-order, so the innermost reason (`curl x | sh` in `$(…)`) wins."""
-        stack: list[tuple[Node, bool]] = [(root, False)]
-        seen = 0
+        """Check nodes in post-order, so the innermost reason (`curl x | sh` in `$(…)`) wins.
+
+        Post-order is also source order for statements, so a `cd` or a write is recorded in
+        the script state before the commands after it are judged.
+        """
+        stack: list[tuple[Node, bool, _Scope]] = [(root, False, _Scope(self.stdin))]
+        seen, deadline = 0, time.monotonic() + MAX_SECONDS
         while stack:
-            node, expanded = stack.pop()
+            node, expanded, scope = stack.pop()
             if not expanded:
                 seen += 1
                 if seen > MAX_NODES:
                     return "command too large to analyse"
-                stack.append((node, True))
-                stack.extend((c, False) for c in reversed(node.children))
+                if not seen % 1024 and time.monotonic() > deadline:
+                    return "command too slow to analyse, so it counts as dangerous"
+                stack.append((node, True, scope))
+                kids = node.children
+                scopes = self.child_scopes(node, kids, scope)
+                stack.extend((kids[i], False, scopes[i]) for i in range(len(kids) - 1, -1, -1))
                 continue
-            kind = node.type
-            reason = None
-            if kind == "command":
-                reason = self.command(node)
-            elif kind == "file_redirect":
-                reason = self.redirect(node)
-            elif kind == "function_definition":
-                reason = self.function(node)
-            elif kind == "variable_assignment":
-                reason = self.assignment(node)
-            elif kind in ("raw_string", "string", "ansi_c_string") and _SUBSCRIPT.search(
-                self.word(node)
-            ):
-                # bash evaluates `a[$(cmd)]` found in a variable when it does arithmetic on it
-                return f"quoted text that bash arithmetic would execute: {show(self.text(node))}"
+            reason = self.check(node, scope)
             if reason:
                 return reason
+        return None
+
+    def child_scopes(self, node: Node, kids: list[Node], scope: _Scope) -> list[_Scope]:
+        """The scope each child inherits: stdin, enclosing functions, arithmetic context."""
+        kind = node.type
+        inner = _Scope(scope.stdin, scope.functions, scope.arith or kind in _ARITH)
+        if kind == "compound_statement" and kids and kids[0].type == "((":
+            inner = _Scope(scope.stdin, scope.functions, True)
+        if kind in ("command_substitution", "process_substitution"):
+            inner = _Scope(None, scope.functions)
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            named = {self.word(name)} if name is not None else set()
+            inner = _Scope(None, scope.functions | named)
+        elif kind == "redirected_statement":
+            fed = self.redirect_stdin(node.children_by_field_name("redirect"))
+            inner = _Scope(fed or scope.stdin, scope.functions, scope.arith, node)
+        elif kind == "heredoc_redirect":
+            owned = _Scope(scope.stdin, scope.functions, scope.arith, scope.pipe_owner)
+            return [owned] * len(kids)
+        elif kind == "pipeline":
+            whole = scope.pipe_owner or node
+            out, shown = [], ""
+            for i in range(len(kids)):
+                if i and kids[i - 1].type in ("|", "|&"):
+                    shown = shown or self.text(whole)
+                    out.append(_Scope(("pipe", shown), scope.functions, scope.arith))
+                else:
+                    out.append(inner)
+            return out
+        return [inner] * len(kids)
+
+    def check(self, node: Node, scope: _Scope) -> str | None:
+        """The reason this node makes the command dangerous, or None."""
+        kind = node.type
+        if kind == "command":
+            return self.command(node, scope)
+        if kind == "declaration_command":
+            return self.declaration(node, scope)
+        if kind == "file_redirect":
+            return self.redirect(node)
+        if kind == "variable_assignment":
+            return self.assignment(node)
+        if kind == "expansion" and any(c.type == "@" for c in node.children):
+            return self.transformation(node)
+        if scope.arith and kind in _ARITH_NAMES:
+            return self.arithmetic_operand(node)
+        if kind in _STRINGS and _SUBSCRIPT.search(self.word(node)):
+            # bash evaluates `a[$(cmd)]` found in a variable when it does arithmetic on it
+            return f"quoted text that bash arithmetic would execute: {show(self.text(node))}"
         return None
 
     # --- words --------------------------------------------------------------------------------
@@ -161,8 +227,14 @@ class _Walker:
             return _ansi_c(self.text(node)[2:-1])
         if kind == "translated_string":
             return "".join(self.word(c) for c in node.named_children)
-        if kind in ("simple_expansion", "expansion") and self.text(node) in ("$HOME", "${HOME}"):
-            return "~"
+        if kind in ("simple_expansion", "expansion"):
+            text = self.text(node)
+            if text in ("$HOME", "${HOME}"):
+                return "~"
+            if text == "$!":
+                return "$!"  # the job just started in the background: kill $! is routine
+            if text in ("$LARKBOT_HOME", "${LARKBOT_HOME}"):
+                return larkbot_home()  # judged as the bot's own directory, wherever it is
         if kind == "process_substitution":
             return PSUB
         return DYN
@@ -174,22 +246,30 @@ class _Walker:
 
     # --- checks -------------------------------------------------------------------------------
 
-    def command(self, node: Node) -> str | None:
+    def ctx(self, node: Node, stdin: Stdin) -> Ctx:
+        """The rules' view of this command."""
+        return Ctx(self.text(node), self.depth, analyse, stdin, self.state)
+
+    def command(self, node: Node, scope: _Scope) -> str | None:
         """Resolve argv and hand it to the per-command rules."""
         name = node.child_by_field_name("name")
         if name is None:
             return None
         argv = [self.word(name)] + [self.word(a) for a in node.children_by_field_name("argument")]
-        ctx = Ctx(self.text(node), self.depth, analyse, self.stdin_of(node))
+        fed = self.redirect_stdin(node.children_by_field_name("redirect"))
+        ctx = self.ctx(node, fed or scope.stdin)
+        if argv[0] in scope.functions:
+            return ctx.why("fork bomb (a function that calls itself)")
         return check_argv(argv, ctx)
 
-    def stdin_of(self, node: Node) -> Stdin:
-        """What feeds this command's stdin: a heredoc/herestring, `< <(…)`, or a pipe."""
-        redirects = list(node.children_by_field_name("redirect"))
-        up = node.parent
-        while up is not None and up.type == "redirected_statement":
-            redirects += up.children_by_field_name("redirect")
-            up = up.parent
+    def declaration(self, node: Node, scope: _Scope) -> str | None:
+        """`declare`, `export`, `local`: their options (assignments are checked on their own)."""
+        kids = [c for c in node.children if c.is_named and c.type != "variable_assignment"]
+        argv = [self.text(node.children[0])] + [self.word(c) for c in kids]
+        return check_argv(argv, self.ctx(node, scope.stdin))
+
+    def redirect_stdin(self, redirects: list[Node]) -> Stdin:
+        """What these redirects feed to stdin: a heredoc/herestring, `< <(…)`, or a file."""
         for r in redirects:
             if r.type == "heredoc_redirect":
                 body = next((c for c in r.children if c.type == "heredoc_body"), None)
@@ -198,25 +278,17 @@ class _Walker:
                 value = self.word(r.named_children[-1])
                 return ("text", value) if DYN not in value else ("pipe", self.text(r))
             dest = r.child_by_field_name("destination")
-            if r.type == "file_redirect" and dest is not None and self.word(dest) == PSUB:
-                return ("psub", self.text(r))
-        cur = node
-        while cur.parent is not None and cur.parent.type not in _STDIN_SCOPES:
-            if cur.parent.type == "pipeline":
-                prev = cur.prev_sibling
-                if prev is not None and prev.type in ("|", "|&"):
-                    whole = cur.parent
-                    if whole.parent is not None and whole.parent.type == "heredoc_redirect":
-                        whole = whole.parent.parent or whole  # `cat <<EOF | sh`: show it all
-                    return ("pipe", self.text(whole))
-                return None
-            if cur.parent.type in _FUNCTION_SCOPES:
-                return None
-            cur = cur.parent
-        return self.stdin if cur.parent is not None and cur.parent.type == "program" else None
+            if r.type == "file_redirect" and dest is not None:
+                op = next((c.type for c in r.children if c.type in _REDIRECT_OPS), "")
+                target = self.word(dest)
+                if target == PSUB:
+                    return ("psub", self.text(r))
+                if op == "<" and self.state.written and Ctx.written(self.ctx(r, None), target):
+                    return ("pipe", self.text(r))  # a script written earlier, fed to stdin
+        return None
 
     def redirect(self, node: Node) -> str | None:
-        """Writes to system or credential files, computed targets, /dev/tcp."""
+        """Writes outside the workspace, computed targets, /dev/tcp, secrets read from `<`."""
         op = next((c.type for c in node.children if c.type in _REDIRECT_OPS), "")
         dests = node.children_by_field_name("destination")
         if not dests:
@@ -225,38 +297,44 @@ class _Walker:
         shown = show(self.text(node))
         if dest.startswith(("/dev/tcp/", "/dev/udp/")):
             return f"opens a network connection through a redirect: {shown}"
+        ctx = self.ctx(node, None)
+        if op in ("<", "<>"):
+            why = read_reason(dest, self.state.cwd)
+            if why:
+                return f"{why}: {shown}"
         if op not in _WRITE_OPS or (op == ">&" and (dest.isdigit() or dest == "-")):
             return None
         if is_computed(dest):
             return f"redirects output to a path computed at run time: {shown}"
-        if is_sensitive(dest, sinks_ok=True):
-            return f"overwrites a system or sensitive file: {shown}"
-        return None
+        return ctx.write(dest)
 
     def assignment(self, node: Node) -> str | None:
         """`GIT_PAGER='…' git log`, `export BASH_ENV=…`: variables that carry code."""
         name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
         if name is None:
             return None
-        text = self.word(value) if value is not None else ""
-        ctx = Ctx(self.text(node), self.depth, analyse, None)
-        return check_assignment(self.text(name), text, ctx)
+        if value is not None and value.type == "arithmetic_expansion":
+            text = "0"  # a number, whatever it is
+        else:
+            text = self.word(value) if value is not None else ""
+        return check_assignment(self.text(name), text, self.ctx(node, None))
 
-    def function(self, node: Node) -> str | None:
-        """A function that calls itself (`:(){ :|:& };:`) is a fork bomb."""
-        name_node, body = node.child_by_field_name("name"), node.child_by_field_name("body")
-        if name_node is None or body is None:
-            return None
-        name = self.word(name_node)
-        stack = [body]
-        while stack:
-            cur = stack.pop()
-            if cur.type == "command":
-                called = cur.child_by_field_name("name")
-                if called is not None and self.word(called) == name:
-                    return f"fork bomb (a function that calls itself): {show(self.text(node))}"
-            stack.extend(cur.children)
+    def transformation(self, node: Node) -> str | None:
+        """`${x@P}` expands x as a prompt, running the command substitutions in its value."""
+        if self.text(node).endswith("P}"):
+            shown = show(self.text(node))
+            return f"${{x@P}} runs the command substitutions in a variable: {shown}"
         return None
+
+    def arithmetic_operand(self, node: Node) -> str | None:
+        """A variable bash evaluates as arithmetic: its value must be known and plain."""
+        text = self.text(node).strip("${}")
+        if not text.replace("_", "a").isalnum() or text[:1].isdigit():
+            return None
+        value = self.state.values.get(text)
+        if value is None or _SAFE_VALUE.fullmatch(value):
+            return None
+        return f"arithmetic on a value that could carry code (a[$(…)]): {show(self.text(node))}"
 
 
 def _ascii_twin(text: str) -> bytes:

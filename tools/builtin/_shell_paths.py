@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import posixpath
 import re
+import socket
+import tempfile
 from pathlib import Path
+
+from tools.builtin._protected import (
+    home,
+    home_relative,
+    protected_write_reason,
+    secret_reason,
+    under,
+)
 
 DYN = "\x00"  # stands for text only known when the shell runs ($VAR, $(…), {a,b})
 PSUB = "\x01"  # a process substitution <(…) used where a file name goes
@@ -97,3 +109,130 @@ def show(text: str, limit: int = 80) -> str:
     """A command as shown in a reason: one line, at most `limit` characters."""
     one = " ".join(text.split()).replace(DYN, "…").replace(PSUB, "<(…)")
     return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+_TEMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm", posixpath.normpath(tempfile.gettempdir()))
+# Directories that are never a workspace: writing "here" would change the system or the home.
+_NOT_WORKSPACE = re.compile(r"^/(etc|boot|bin|sbin|lib\w*|proc|sys|dev|usr|var|opt|srv|root)?$")
+
+
+def absolute(path: str, cwd: str | None) -> str | None:
+    """Where `path` points (`~` expanded, made absolute against `cwd`), None when unknown."""
+    if not path or DYN in path or PSUB in path:
+        return None
+    if path.startswith("~"):
+        head, sep, rest = path.partition("/")
+        base = os.path.expanduser(head)
+        if base.startswith("~"):
+            return None  # ~user that does not exist here: unknown
+        path = base + sep + rest
+    elif not path.startswith("/"):
+        if cwd is None:
+            return None
+        path = cwd.rstrip("/") + "/" + path
+    return clean(path)
+
+
+def is_workspace(cwd: str | None) -> bool:
+    """True when `cwd` may be written freely: not /, a system tree, the home or above it."""
+    if cwd is None or _NOT_WORKSPACE.match(cwd):
+        return False
+    h = home()
+    if under(h, cwd):  # the home itself or one of its ancestors
+        return False
+    return protected_write_reason(cwd + "/x") is None
+
+
+def write_reason(path: str, cwd: str | None, workspace: str | None = None) -> str | None:
+    """Why writing, deleting or truncating `path` is dangerous, or None.
+
+    Fine are /tmp and the `workspace` (the directory the call runs in); `cwd` is where a `cd`
+    has moved the script since, which relative paths are resolved against.
+    """
+    workspace = workspace or cwd
+    if not path or path.startswith(PSUB) or _DEV_SINKS.match(path):
+        return None
+    if DYN in path:
+        return "writes to a path computed at run time"
+    where = absolute(path, cwd)
+    if where is None:
+        return "writes where the working directory is only known at run time"
+    reason = protected_write_reason(where)
+    if reason:
+        return reason
+    if any(under(where, root) for root in _TEMP_ROOTS):
+        return None
+    if workspace is not None and is_workspace(workspace) and under(where, workspace):
+        return None
+    if home_relative(where) is not None:
+        return "changes files in the home directory outside the working directory"
+    return "changes files outside the working directory and /tmp"
+
+
+_PROC_SECRET = re.compile(r"^/proc/[^/]*(/task/[^/]*)?/(environ|mem|auxv)$")
+
+
+def read_reason(word: str, cwd: str | None) -> str | None:
+    """Why an argument naming `word` (also `@file`, `k=@file`, `--opt=file`) reads secrets."""
+    for candidate in _path_spellings(word):
+        if _PROC_SECRET.match(candidate.replace(DYN, "1")):
+            return "reads another process's environment or memory"
+        where = absolute(candidate, cwd)
+        if where is not None:
+            reason = secret_reason(where)
+            if reason:
+                return reason
+    return None
+
+
+def _path_spellings(word: str) -> list[str]:
+    out = [word]
+    if "@" in word:
+        out.append(word.rsplit("@", 1)[1])
+    if word.startswith("-") and "=" in word:
+        out.append(word.split("=", 1)[1])
+    return [w for w in out if w.startswith(("/", "~", ".")) or "/" in w]
+
+
+_URL_HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s]+)", re.I)
+_EMBEDDED_IP = re.compile(r"^(\d+[.-]\d+[.-]\d+[.-]\d+|0x[0-9a-f]+)\.(nip|sslip|xip)\.io$", re.I)
+_METADATA_NAMES = words("metadata.google.internal metadata metadata.azure.com instance-data")
+
+
+def metadata_host(word: str) -> bool:
+    """True when `word` (a URL or host) names a cloud metadata address in any spelling."""
+    m = _URL_HOST.match(word.strip("'\""))
+    if m is None:
+        return False
+    host = m.group(1).strip("[]").rstrip(".").lower()
+    if host in _METADATA_NAMES:
+        return True
+    embedded = _EMBEDDED_IP.match(host)
+    if embedded:
+        host = embedded.group(1).replace("-", ".")
+    address = _ip(host)
+    if address is None:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in net for net in _METADATA_NETS)
+
+
+_METADATA_NETS = [
+    ipaddress.ip_network(n) for n in ("169.254.0.0/16", "100.100.100.200/32", "fd00:ec2::/32")
+]
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """Parse `host` as an address the way inet_aton does (hex, octal, decimal, short forms)."""
+    if ":" in host:
+        try:
+            return ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return None
+    if not re.fullmatch(r"[0-9a-fx.]+", host) or not host[:1].isdigit():
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except (OSError, ValueError):
+        return None

@@ -2,34 +2,98 @@
 
 Wrappers (env, nice, timeout, xargs, find -exec, …) are peeled and their inner command is
 checked again; shells and `-c` strings are handed back to the parser through `Ctx.analyse`.
-Unknown commands are not dangerous here: running any command already needs consent once per
-session; these rules decide which ones must be asked every time.
+Unknown means ask: a command the rules do not know is not dangerous by itself (running any
+command needs consent once per session), but one that may run its arguments as a command
+(`mystery-wrapper rm -rf x`) is judged by those arguments, and every argument is checked for
+secrets and cloud-metadata addresses, whatever the command.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from tools.builtin._shell_paths import DYN, PSUB, is_computed, is_sensitive, show, words
+from tools.builtin._shell_paths import (
+    DYN,
+    PSUB,
+    absolute,
+    is_sensitive,
+    metadata_host,
+    read_reason,
+    show,
+    words,
+    write_reason,
+)
 
 Stdin = tuple[str, str] | None  # ("pipe", text) | ("text", heredoc body) | ("psub", text)
 
 
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+@dataclass
+class ScriptState:
+    """What earlier commands of the same script did: where `cd` went, files written, values."""
+
+    cwd: str | None = field(default_factory=_cwd)
+    workspace: str | None = None  # the directory the call runs in (cwd before any `cd`)
+    written: set[str] = field(default_factory=set)  # absolute paths; "" for a computed target
+    values: dict[str, str] = field(default_factory=dict)  # variable -> last value assigned
+
+    def __post_init__(self) -> None:
+        self.workspace = self.workspace or self.cwd
+
+
+Analyse = Callable[[str, int, Stdin, ScriptState], "str | None"]
+
+
 @dataclass(frozen=True)
 class Ctx:
-    """Where a command sits: its text (for reasons), nesting depth, what feeds its stdin."""
+    """Where a command sits: its text (for reasons), nesting depth, stdin, the script's state."""
 
     text: str
     depth: int
-    analyse: Callable[[str, int, Stdin], str | None]
+    analyse: Analyse
     stdin: Stdin = None
+    state: ScriptState = field(default_factory=ScriptState)
 
     def why(self, what: str) -> str:
         """`what: <the command>` — the reason format."""
         return f"{what}: {show(self.text)}"
+
+    def sub(self, script: str, stdin: Stdin = None) -> str | None:
+        """Judge a script nested in this command (`sh -c '…'`) with the same script state."""
+        return self.analyse(script, self.depth + 1, stdin, self.state)
+
+    def wrote(self, path: str) -> None:
+        """Remember that this script writes `path` (so running it later is write-then-run)."""
+        where = absolute(path, self.state.cwd) if not path.startswith(PSUB) else None
+        if path.startswith(PSUB) or path.startswith("/dev/"):
+            return
+        self.state.written.add(where or "")
+
+    def written(self, path: str) -> bool:
+        """True when `path` was written earlier in this script (or a computed target was)."""
+        if "" in self.state.written:
+            return True
+        where = absolute(path, self.state.cwd)
+        return where is None or where in self.state.written
+
+    def write(self, path: str, record: bool = True) -> str | None:
+        """The reason writing `path` is dangerous (recorded, unless only permissions change)."""
+        if record:
+            self.wrote(path)
+        if is_sensitive(path, sinks_ok=True):
+            return self.why("overwrites a system or sensitive file")
+        reason = write_reason(path, self.state.cwd, self.state.workspace)
+        return self.why(reason) if reason else None
 
 
 Rule = Callable[[str, list[str], Ctx], "str | None"]
@@ -94,31 +158,89 @@ def check_argv(argv: list[str], ctx: Ctx) -> str | None:
         fn = RULES["mkfs"]
     if fn is None and _PYTHON.match(base):
         fn = RULES["python"]
-    reason = fn(base, args, ctx) if fn else None
-    if reason is None and any(_METADATA.search(a) for a in args):
-        reason = ctx.why("reads cloud instance credentials (metadata endpoint)")
-    return reason
+    if DYN in base or base.startswith("$"):
+        return ctx.why("command name is computed at run time")
+    reason = fn(base, args, ctx) if fn is not None else None
+    reason = reason or generic(base, args, ctx)
+    if reason or fn is not None:
+        return reason
+    if "/" in name and written_then_run(name, ctx):
+        return ctx.why("runs a file written earlier in the same command")
+    if base in NON_RUNNERS:
+        return None
+    return _runs_arguments(args, ctx)
+
+
+# Commands known not to run their arguments as a command (so `echo rm -rf /` is only text).
+NON_RUNNERS = words(
+    "echo printf grep egrep fgrep rg ag ack cat less more head tail wc sort uniq cut tr ls ll "
+    "man whatis apropos which whereis type info help test [ [[ expr jq yq file stat basename "
+    "dirname realpath readlink printenv true false seq date pwd diff cmp md5sum sha1sum "
+    "sha256sum sha512sum b2sum base64 base32 xxd od hexdump column fold fmt nl paste join comm "
+    "rev tac notify-send logger wall say figlet cowsay pip pip3 npm npx yarn pnpm cargo go "
+    "pytest tox uv poetry docker-compose kubectl helm terraform make ping dig host nslookup "
+    "traceroute whois openssl gpg ssh-keygen history journalctl tree fd fdfind du df free ps "
+    "top htop uptime uname hostname whoami id groups lsof ss netstat ip ifconfig zip unzip "
+    "gzip gunzip bzip2 xz zstd tar curl wget http sqlite3 psql mysql redis-cli mkdir rmdir "
+    "touch cp mv ln install tee sleep wait read local declare typeset export readonly set "
+    "unset shift return exit break continue getopts let cd pushd popd dirs umask jobs fg bg"
+)
+
+
+def _runs_arguments(args: list[str], ctx: Ctx) -> str | None:
+    """An unknown command may be a wrapper: judge each suffix that starts with a known command."""
+    for k, a in enumerate(args):
+        if a in RULES and RULES[a] is not None:
+            reason = check_argv(args[k:], ctx)
+            if reason:
+                return f"an unknown command may run its arguments — {reason}"
+    return None
+
+
+def generic(base: str, args: list[str], ctx: Ctx) -> str | None:
+    """Checks for every command: arguments naming secrets or a cloud-metadata address."""
+    if base not in _READS_NOTHING:
+        for a in args:
+            why = read_reason(a, ctx.state.cwd)
+            if why:
+                return ctx.why(why)
+    if any(_METADATA.search(a) or metadata_host(a) for a in args if "." in a or ":" in a):
+        return ctx.why("reads cloud instance credentials (metadata endpoint)")
+    return None
+
+
+# Commands that name files without reading them (listing ~/.ssh is not reading a key).
+_READS_NOTHING = words("ls ll stat file du test [ [[ ssh ssh-add ssh-keygen cd pushd realpath")
+
+
+def written_then_run(path: str, ctx: Ctx) -> bool:
+    """True when `path`, run as a program or script, was written earlier in this command."""
+    return bool(ctx.state.written) and bool(path) and ctx.written(path)
 
 
 # Environment variables whose value is code some program will run, or that load code.
 _ENV_COMMANDS = words(
     "GIT_SSH_COMMAND GIT_SSH GIT_EXTERNAL_DIFF GIT_PAGER GIT_EDITOR GIT_ASKPASS SSH_ASKPASS "
-    "PAGER EDITOR VISUAL MANPAGER LESSOPEN LESSCLOSE BROWSER PROMPT_COMMAND SUDO_ASKPASS"
+    "PAGER EDITOR VISUAL MANPAGER LESSOPEN LESSCLOSE BROWSER SUDO_ASKPASS"
 )
 _ENV_LOADERS = words(
-    "BASH_ENV ENV PS4 LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH DYLD_INSERT_LIBRARIES "
-    "DYLD_LIBRARY_PATH PERL5OPT RUBYOPT NODE_OPTIONS SHELLOPTS BASHOPTS PYTHONSTARTUP"
+    "BASH_ENV ENV PS1 PS2 PS4 PROMPT_COMMAND LD_PRELOAD LD_AUDIT LD_LIBRARY_PATH "
+    "DYLD_INSERT_LIBRARIES DYLD_LIBRARY_PATH PERL5OPT RUBYOPT NODE_OPTIONS SHELLOPTS BASHOPTS "
+    "PYTHONSTARTUP"
 )
 
 
 def check_assignment(name: str, value: str, ctx: Ctx) -> str | None:
     """`NAME=value` that makes a later program run code: judge the code, or refuse loaders."""
+    ctx.state.values[name] = value
     if name in _ENV_LOADERS:
         return ctx.why(f"sets {name}, which makes programs load or run code")
+    if name == "PATH":
+        return ctx.why("changes PATH, so other programs run under familiar names")
     if name in _ENV_COMMANDS:
         if DYN in value or PSUB in value:
             return ctx.why(f"sets {name} to a command computed at run time")
-        return ctx.analyse(value, ctx.depth + 1, None)
+        return ctx.sub(value)
     return None
 
 
@@ -135,180 +257,19 @@ def operand_index(args: list[str], takes_value: frozenset[str] = frozenset()) ->
     return i
 
 
-# --- code carriers: shells, eval, source, trap, interpreters ----------------------------------
-
-
 def run_script(script: str, ctx: Ctx, stdin: Stdin = None) -> str | None:
     """Judge a script given as a string (`sh -c`, `trap`, `watch`); computed ones are refused."""
     if DYN in script or PSUB in script:
         return ctx.why("runs a script computed at run time")
-    return ctx.analyse(script, ctx.depth + 1, stdin)
-
-
-def _script_file(path: str, ctx: Ctx, shell: bool) -> str | None:
-    if path.startswith(PSUB):
-        return ctx.why("runs code from a process substitution")
-    if path.startswith(("/dev/tcp/", "/dev/udp/")):
-        return ctx.why("runs code read from the network")
-    if path in ("-", "/dev/stdin", "/dev/fd/0"):
-        return _fed(ctx, shell, "")
-    if is_computed(path):
-        return ctx.why("runs a script whose path is computed at run time")
-    return None
-
-
-def _fed(ctx: Ctx, shell: bool, lang: str) -> str | None:
-    """A shell or interpreter reading its program from stdin: judge what feeds it."""
-    if ctx.stdin is None:
-        return None
-    kind, payload = ctx.stdin
-    if kind == "pipe":
-        return f"pipe to {'shell' if shell else 'interpreter'}: {show(payload)}"
-    if kind == "psub":
-        return ctx.why("runs code from a process substitution")
-    if shell:
-        return ctx.analyse(payload, ctx.depth + 1, None)
-    return code_net(lang, payload, ctx)
-
-
-@rule(*words("sh bash zsh dash ksh mksh ash fish csh tcsh yash posh rbash"))
-def _shell(base: str, args: list[str], ctx: Ctx) -> str | None:
-    i, has_c, stdin = 0, False, False
-    while i < len(args):
-        a = args[i]
-        if a in ("--", "-"):
-            stdin, i = stdin or a == "-", i + 1
-            break
-        if not a.startswith(("-", "+")) or a.startswith((DYN, PSUB)):
-            break
-        if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        if not a.startswith("--"):
-            has_c, stdin = has_c or "c" in a, stdin or "s" in a
-        i += 1
-    rest = args[i:]
-    if has_c:
-        return run_script(rest[0], ctx, ctx.stdin) if rest else None  # the script inherits stdin
-    if rest and not stdin:
-        return _script_file(rest[0], ctx, shell=True)
-    return _fed(ctx, True, base)
-
-
-@rule("eval")
-def _eval(base: str, args: list[str], ctx: Ctx) -> str | None:
-    return ctx.why("eval runs a string built at run time")
-
-
-@rule("source", ".")
-def _source(base: str, args: list[str], ctx: Ctx) -> str | None:
-    return _script_file(args[0], ctx, shell=True) if args else None
-
-
-@rule("trap")
-def _trap(base: str, args: list[str], ctx: Ctx) -> str | None:
-    if not args or args[0].startswith("-"):
-        return None
-    return run_script(args[0], ctx)
-
-
-_CODE_FLAGS = {
-    "python": words("-c"),
-    "perl": words("-e -E"),
-    "ruby": words("-e"),
-    "node": words("-e --eval -p --print"),
-    "php": words("-r"),
-    "lua": words("-e"),
-    "osascript": words("-e"),
-    "Rscript": words("-e"),
-    "bun": words("-e --eval"),
-}
-_TAKES_VALUE = {
-    "python": words("-W -X"),
-    "perl": words("-I -M -m"),
-    "ruby": words("-I -r -C"),
-    "node": words("-r --require --import --loader"),
-}
-_ALIAS = {"nodejs": "node", "luajit": "lua", "python": "python"}
-
-_CODE_NET = (
-    (re.compile(r"\brm\s+-\w*[rR]|rmtree|remove_tree|\brm_rf?\b|rmSync|recursive\s*[:=]\s*true"),
-     "recursive delete"),
-    (re.compile(
-        r"os\.system|subprocess|os\.popen|os\.exec|os\.spawn|pty\.spawn|child_process|execSync|"
-        r"spawnSync|\bsystem\s*\(|\bexec\s*\(|\beval\s*\(|\bpopen\s*\(|shell_exec|passthru|"
-        r"proc_open|IO\.popen|%x\{|\bqx\s*[{(/]|`|\|\s*getline|\|&"),
-     "runs commands the classifier cannot see"),
-    (re.compile(r"\bfork\s*\(|os\.fork"), "forks processes"),
-    (re.compile(r"\bsudo\b"), "privilege escalation"),
-    (re.compile(r"/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)"), "touches a block device"),
-)  # fmt: skip
-
-
-def code_net(lang: str, code: str, ctx: Ctx) -> str | None:
-    """A second net for code in other languages (not parsed): patterns that run or destroy."""
-    if DYN in code or PSUB in code:
-        return ctx.why(f"{lang} code computed at run time")
-    for pattern, what in _CODE_NET:
-        if pattern.search(code):
-            return f"{what} in {lang} code: {show(code)}"
-    return None
-
-
-@rule(
-    "python",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "luajit",
-    "osascript",
-    "Rscript",
-    "bun",
-)
-def _interpreter(base: str, args: list[str], ctx: Ctx) -> str | None:
-    lang = "python" if _PYTHON.match(base) else _ALIAS.get(base, base)
-    code_flags, takes = _CODE_FLAGS.get(lang, frozenset()), _TAKES_VALUE.get(lang, frozenset())
-    codes: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        flag, eq, value = a.partition("=")
-        if a == "--" or not a.startswith("-") or a == "-":
-            break
-        cluster = lang in ("perl", "ruby") and not a.startswith("--") and a[-1] in "eE"
-        if a in code_flags or (eq and flag in code_flags) or cluster:
-            codes.append(value if eq else " ".join(args[i + 1 : i + 2]))
-            i += 1 if eq else 2
-            continue
-        if lang == "python" and a.startswith(("-m", "-c")):
-            if a.startswith("-c"):
-                codes.append(a[2:])
-                break
-            return None  # python -m module: runs installed code, not stdin
-        if lang == "perl" and "i" in a and not a.startswith("--"):
-            files = args[i + 1 :]
-            if any(is_sensitive(f) for f in files if not f.startswith("-")):
-                return ctx.why("edits a system or sensitive file in place")
-        i += 2 if a in takes else 1
-    if codes:
-        return code_net(lang, "\n".join(codes), ctx)
-    rest = args[i + (1 if args[i : i + 1] == ["--"] else 0) :]
-    if rest and rest[0] != "-":
-        return _script_file(rest[0], ctx, shell=False)
-    return _fed(ctx, False, lang)
-
-
-@rule("awk", "gawk", "mawk", "nawk")
-def _awk(base: str, args: list[str], ctx: Ctx) -> str | None:
-    takes = words("-F -v -f --field-separator --assign --file")
-    if any(a in ("-f", "--file") for a in args):
-        return None
-    i = operand_index(args, takes)
-    return code_net("awk", args[i], ctx) if i < len(args) else None
+    return ctx.sub(script, stdin)
 
 
 # Importing registers the wrapper and per-command rules (env, xargs, rm, dd, git, …) into RULES.
-from tools.builtin import _shell_commands, _shell_wrappers  # noqa: E402, F401
+from tools.builtin import (  # noqa: E402, F401
+    _shell_builtins,
+    _shell_code,
+    _shell_commands,
+    _shell_minilang,
+    _shell_system,
+    _shell_wrappers,
+)

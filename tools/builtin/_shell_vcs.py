@@ -11,7 +11,10 @@ from tools.builtin._shell_rules import Ctx, flags, rule
 _GIT_EXEC_KEYS = re.compile(
     r"^(core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|diff\.external|"
     r"sequence\.editor|pager\.|alias\.|.*\.textconv$|filter\.|credential\.helper|gpg\.program|"
-    r"uploadpack\.|include\.|includeif\.)",
+    r"uploadpack\.|include\.|includeif\.|protocol\.|remote\..*\.(uploadpack|receivepack|vcs)|"
+    r"receive\.procreceive|merge\..*\.driver|diff\..*\.command|mergetool\.|difftool\.|"
+    r"sendemail\..*cmd|core\.(worktree|gitdir|attributesfile|excludesfile)|"
+    r"ssh\.variant|http\..*proxy|web\.browser|browser\.|man\.|instaweb\.)",
     re.I,
 )
 _GIT_GLOBAL_VALUE = words("-C -c --git-dir --work-tree --namespace --config-env")
@@ -27,6 +30,8 @@ def _git_sub(args: list[str], ctx: Ctx) -> tuple[str, list[str]] | str:
             key = (value or a.partition("=")[2]).split("=", 1)[0]
             if _GIT_EXEC_KEYS.match(key) or key.startswith((DYN, PSUB)):
                 return ctx.why("git -c sets a command for git to run")
+        if a.startswith("--exec-path="):
+            return ctx.why("git --exec-path runs git's helpers from another directory")
         i += 2 if a in _GIT_GLOBAL_VALUE else 1
     if i >= len(args):
         return "", []
@@ -35,9 +40,52 @@ def _git_sub(args: list[str], ctx: Ctx) -> tuple[str, list[str]] | str:
     return args[i], args[i + 1 :]
 
 
+# (subcommand, option prefixes) that make git run a program the option names.
+_RUNS_OPTIONS = {
+    "ls-remote": ("--upload-pack", "-u"),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "clone": ("--upload-pack", "-u", "--template", "--config", "-c"),
+    "push": ("--receive-pack", "--exec"),
+    "archive": ("--exec", "--remote=ext::"),
+    "rebase": ("-x", "--exec"),
+    "difftool": ("-x", "--extcmd"),
+    "grep": ("-O", "--open-files-in-pager"),
+    "send-email": ("--to-cmd", "--cc-cmd", "--sendmail-cmd", "--smtp-server=/"),
+    "bisect": ("run",),
+    "submodule": ("foreach",),
+    "daemon": ("",),
+    "instaweb": ("",),
+    "credential": ("fill",),
+}
+
+
+def _runs_program(sub: str, args: list[str]) -> bool:
+    prefixes = _RUNS_OPTIONS.get(sub)
+    if prefixes is None:
+        return any("ext::" in a or a.startswith("fd::") for a in args)
+    return (
+        any(a.startswith(prefixes) for a in args)
+        or "" in prefixes
+        or (any("ext::" in a for a in args))
+    )
+
+
 def _git_reason(sub: str, args: list[str]) -> str | None:
     f = flags(args)
     s, long = f.shorts, f.longs
+    if _runs_program(sub, args):
+        return f"git {sub} with an option that runs a program"
+    if sub == "push" and ("--prune" in long or "--mirror" in long):
+        return "deletes remote branches (push --prune/--mirror)"
+    if sub == "prune" or (sub == "worktree" and f.operands[:1] in (["remove"], ["prune"])):
+        return "prunes objects or worktrees"
+    if sub == "reset" and ({"--keep", "--merge"} & long):
+        return "git reset moves the branch and discards commits"
+    if sub in ("replace", "notes") and ("d" in s or f.operands[:1] != ["list"]):
+        return f"git {sub} changes what history shows" if sub == "replace" else None
+    if sub == "tag" and ("d" in s or "--delete" in long):
+        return "deletes a tag"
     if sub == "push":
         if "f" in s or any(x.startswith(("--force", "--mirror")) for x in long):
             return "force push"
@@ -83,7 +131,13 @@ def _git(base: str, args: list[str], ctx: Ctx) -> str | None:
     found = _git_sub(args, ctx)
     if isinstance(found, str):
         return found
-    what = _git_reason(*found)
+    sub, rest = found
+    for a in rest:  # `git log --output=FILE`, `git diff -o`: judged like any write
+        if a.startswith("--output="):
+            reason = ctx.write(a.split("=", 1)[1])
+            if reason:
+                return reason
+    what = _git_reason(sub, rest)
     return ctx.why(f"destructive git: {what}") if what else None
 
 
@@ -145,5 +199,5 @@ def _ssh(base: str, args: list[str], ctx: Ctx) -> str | None:
     script = " ".join(remote)
     if DYN in script or PSUB in script:
         return ctx.why("remote command computed at run time")
-    inner = ctx.analyse(script, ctx.depth + 1, None)
+    inner = ctx.sub(script)
     return f"on the remote host, {inner}" if inner else None

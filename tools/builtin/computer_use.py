@@ -19,8 +19,9 @@ from typing import Any
 from tools.base import Attachment, BaseTool, ToolResult
 from tools.desktop import actions as act
 from tools.desktop.geometry import Geometry, OutOfBounds
+from tools.desktop.pointer import pointer_position
 from tools.desktop.screen import capture, screen_geometry
-from tools.desktop.xinput import Clipboard, DesktopError, X11Display, cursor_position, typeable
+from tools.desktop.xinput import Clipboard, DesktopError, X11Display, typeable
 from tools.desktop.xinput import xdotool as run_xdotool
 from tools.runtime import ToolRuntime
 
@@ -76,6 +77,9 @@ class ComputerUseTool(BaseTool):
     }  # fmt: skip
     side_effect = True
     private_data = True  # the screen shows the owner's windows
+    # Not `untrusted_output`, though a screen can show anyone's text: that would turn every
+    # later action of the turn into an approval card. type/key, the dangerous ones, are
+    # approved every time (`consent_always`) instead.
     no_compress = True
     interfaces = frozenset({"web", "lark"})  # the design doc's table: not in the CLI
     timeout = 60.0
@@ -124,7 +128,7 @@ class ComputerUseTool(BaseTool):
     async def _run(self, display: X11Display, action: str, kw: dict[str, Any]) -> ToolResult:
         if action == "cursor_position":
             geometry = await asyncio.to_thread(screen_geometry, display)
-            x, y = geometry.to_model(*await cursor_position(display))
+            x, y = geometry.to_model(*await asyncio.to_thread(pointer_position, display))
             return ToolResult(f"cursor at ({x}, {y}); {geometry.describe()}")
         if action == "screenshot":
             done = "took a screenshot"
@@ -184,7 +188,8 @@ class ComputerUseTool(BaseTool):
         folder = self.rt.home / "screenshots"
         path = folder / f"computer_use-{time.time_ns()}.png"
         geometry, cursor = await asyncio.gather(
-            asyncio.to_thread(_capture_kept, display, path), cursor_position(display)
+            asyncio.to_thread(_capture_kept, display, path),
+            asyncio.to_thread(pointer_position, display),
         )
         self._shown = geometry
         x, y = geometry.to_model(*cursor)

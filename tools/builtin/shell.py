@@ -1,10 +1,14 @@
-"""ShellTool: sh in its own process group, bounded output, a timeout kills the whole group."""
+"""ShellTool: bash in its own session (and cgroup), bounded output; nothing outlives the call.
+
+On timeout or cancel every process of the call is killed; background jobs still running when
+the shell exits are killed too and reported in the result. Commands see only an allow-listed
+environment.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
-import signal
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -14,10 +18,10 @@ from tools.builtin._process import (
     DRAIN_AFTER_EXIT,
     BoundedCapture,
     OutputProtocol,
-    scrubbed_environment,
-    signal_group,
+    shell_environment,
     stop_group,
 )
+from tools.builtin._process_tree import CallProcesses, Leftover
 from tools.runtime import ToolRuntime
 
 try:
@@ -93,41 +97,58 @@ class ShellTool(BaseTool):
         return min(value, cap)
 
     async def run(self, **kw: Any) -> ToolResult:
-        """Run the command, kill its process group on timeout, report output and exit code."""
+        """Run the command; on exit, timeout or cancel kill every process the call started."""
         command, timeout = str(kw["command"]), self._timeout(kw.get("timeout", 30))
+        cfg = self.rt.live.get().tools.shell
         capture = BoundedCapture()
-        # The protocol form of create_subprocess_shell: exit is seen even while children
+        procs = CallProcesses(use_cgroup=cfg.cgroup == "auto")
+        # The protocol form of create_subprocess_exec: exit is seen even while children
         # started in the background keep the output pipe open.
-        transport, proto = await asyncio.get_running_loop().subprocess_shell(
+        transport, proto = await asyncio.get_running_loop().subprocess_exec(
             lambda: OutputProtocol(capture),
-            command,
+            *procs.argv(bash_path() or "/bin/sh", command),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a timeout reaches every child
-            env=scrubbed_environment(),
-            executable=bash_path() or "/bin/sh",
+            start_new_session=True,  # its own session and process group
+            env=procs.environment(shell_environment(cfg.env)),
         )
-        pid, timed_out, note = transport.get_pid(), False, ""
+        procs.leader = transport.get_pid()
+        timed_out, swept, leftovers, note = False, False, list[Leftover](), ""
         try:
             try:
                 await asyncio.wait_for(asyncio.shield(proto.exited), timeout)
             except TimeoutError:
                 timed_out = True
-                await stop_group(pid, proto.exited)
+                await stop_group(procs.leader, proto.exited)
+            leftovers = await asyncio.to_thread(procs.kill)
+            swept = True
             done, _ = await asyncio.wait({proto.eof}, timeout=DRAIN_AFTER_EXIT)
             if not done:
-                note = "[background processes still hold the output open; not waited for]\n"
+                note = "[the output pipe stayed open after every process was killed]\n"
         finally:
-            if not proto.exited.done():  # cancelled: leave nothing running
-                signal_group(pid, signal.SIGKILL)
+            if not swept:
+                procs.kill()  # cancelled: leave nothing running (a short /proc sweep, inline)
+            procs.close()
             transport.close()
         output = capture.text() or "(no output)"
         output = output if output.endswith("\n") else output + "\n"
+        note += _leftover_note(leftovers, timed_out)
         if timed_out:
-            done_msg = f"[timed out after {timeout:g} s: the process group was killed]"
+            done_msg = f"[timed out after {timeout:g} s: every process of the call was killed]"
             return ToolResult(output + note + done_msg, is_error=True)
         return ToolResult(f"{output}{note}[exit code {transport.get_returncode()}]")
+
+
+def _leftover_note(leftovers: list[Leftover], timed_out: bool) -> str:
+    """One line naming the background processes killed because they outlived the call."""
+    if not leftovers or timed_out:
+        return ""
+    names = ", ".join(f"{p.name} (pid {p.pid})" for p in leftovers[:5])
+    more = f" and {len(leftovers) - 5} more" if len(leftovers) > 5 else ""
+    n = len(leftovers)
+    plural = "es" if n > 1 else ""
+    return f"[killed {n} background process{plural} that outlived the call: {names}{more}]\n"
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:

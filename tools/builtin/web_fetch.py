@@ -16,9 +16,9 @@ from tools.web.extract import (
     decode_body,
     is_html,
     is_textual,
-    readable_text,
     wrap_untrusted,
 )
+from tools.web.extract_pool import ExtractPool
 from tools.web.fetcher import Fetcher, FetchError, Page
 from tools.web.ssrf import BlockedAddress
 
@@ -59,6 +59,7 @@ class WebFetchTool(ContextTool):
     def __init__(self, rt: ToolRuntime, fetcher: Fetcher | None = None) -> None:
         self._rt = rt
         self._fetcher = fetcher or Fetcher()
+        self._extract = ExtractPool()
 
     async def run_with(self, ctx: RequestContext, **kwargs: Any) -> ToolResult:
         """Fetch, decode, extract and wrap; every failure becomes an error result."""
@@ -93,15 +94,19 @@ class WebFetchTool(ContextTool):
                 f"{page.url} is {media}; web_fetch reads only HTML, text, JSON and XML",
                 is_error=True,
             )
-        text = decode_body(page.body, page.content_type)
+        text = await asyncio.to_thread(decode_body, page.body, page.content_type)
         title = ""
         if is_html(page.content_type, text):
-            title, text = await asyncio.to_thread(readable_text, text, page.url)
+            budget = self._rt.live.get().tools.web_fetch.extract_seconds
+            title, text, complete = await self._extract.extract(text, page.url, budget)
+            if not complete:
+                text = f"[full extraction took over {budget:g} s; plain text shown]\n{text}"
         return ToolResult(_render(page, url, title, text.strip()))
 
     async def aclose(self) -> None:
-        """Close the fetcher's client (the core calls this on shutdown)."""
+        """Close the fetcher's client and the extraction worker (the core calls this)."""
         await self._fetcher.aclose()
+        await self._extract.aclose()
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:

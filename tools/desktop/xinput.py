@@ -91,16 +91,6 @@ async def xdotool(display: X11Display, *args: str, timeout: float = COMMAND_TIME
     return await run_x(display, ["xdotool", *args], timeout=timeout)
 
 
-async def cursor_position(display: X11Display) -> tuple[int, int]:
-    """The pointer's screen position."""
-    out = await xdotool(display, "getmouselocation", "--shell")
-    values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    try:
-        return int(values["X"]), int(values["Y"])
-    except (KeyError, ValueError):
-        raise DesktopError(f"xdotool getmouselocation said {out[:100]!r}") from None
-
-
 def typeable(text: str) -> bool:
     """Whether `xdotool type` types `text` faithfully (printable ASCII, newlines, tabs)."""
     return all(" " <= c <= "~" or c in "\n\t" for c in text)

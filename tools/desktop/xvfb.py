@@ -78,7 +78,9 @@ class Xvfb:
         read_fd, write_fd = os.pipe()
         argv = ["Xvfb", *([self.requested] if self.requested else [])]
         argv += ["-screen", "0", f"{self.width}x{self.height}x24", "-nolisten", "tcp"]
-        argv += ["-auth", self.xauthority]
+        # -noreset: by default the server resets when its last client leaves (each xdotool run
+        # on an empty desktop), re-centring the pointer and refusing connections meanwhile
+        argv += ["-auth", self.xauthority, "-noreset"]
         argv += ["-displayfd", str(write_fd)]
         try:
             self._proc = subprocess.Popen(

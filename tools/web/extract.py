@@ -29,15 +29,14 @@ _OG_TITLE = re.compile(
     r"""|content=["']([^"']*)["'][^>]+property=["']og:title)""",
     re.I,
 )
-_DROP_BLOCKS = re.compile(
-    r"<(script|style|noscript|template|svg|iframe|nav|header|footer|aside|form|head)\b.*?</\1\s*>",
-    re.I | re.S,
+_OPENERS = re.compile(
+    r"<(?:(script|style|noscript|template|svg|iframe|nav|header|footer|aside|form|head)\b|!(--))"
 )
-_COMMENTS = re.compile(r"<!--.*?-->", re.S)
+REGEX_MAX_CHARS = 2_000_000  # the fallback reads at most this much of a page
 _BLOCK_TAGS = re.compile(
-    r"</?(p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|pre)\b[^>]*>", re.I
+    r"</?(p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|pre)\b[^<>]*>", re.I
 )
-_TAGS = re.compile(r"<[^>]+>")
+_TAGS = re.compile(r"<[^<>]+>")  # [^<>]: an unclosed `<` cannot make every match rescan
 _WRAPPER_CLOSE = re.compile(r"</\s*untrusted_web_content", re.I)
 
 
@@ -101,10 +100,39 @@ def find_title(html: str) -> str:
     return _clean(og.group(1) or og.group(2)) if og else ""
 
 
+def drop_blocks(html: str) -> str:
+    """Remove comments and script/style/navigation blocks in one linear pass.
+
+    A regex like `<script\b.*?</script>` rescans to the end for every opener without a
+    closer (quadratic on hostile pages, holding the GIL); here each closer is searched once,
+    and a tag whose closer is missing is not searched for again.
+    """
+    lower = html.lower()
+    out: list[str] = []
+    pos, closed_off = 0, set()
+    for m in _OPENERS.finditer(lower):
+        start = m.start()
+        if start < pos:
+            continue
+        tag = m.group(1) or m.group(2)
+        if tag in closed_off:
+            continue
+        closer = "-->" if tag == "--" else f"</{tag}"
+        end = lower.find(closer, m.end())
+        if end < 0:
+            closed_off.add(tag)
+            continue
+        out.append(html[pos:start])
+        out.append(" ")
+        gt = lower.find(">", end)
+        pos = len(html) if gt < 0 else gt + 1
+    out.append(html[pos:])
+    return "".join(out)
+
+
 def regex_text(html: str) -> str:
     """Fallback extraction: drop scripts, styles, navigation and tags; keep paragraph breaks."""
-    text = _COMMENTS.sub(" ", html)
-    text = _DROP_BLOCKS.sub(" ", text)
+    text = drop_blocks(html[:REGEX_MAX_CHARS])
     text = _BLOCK_TAGS.sub("\n", text)
     text = html_lib.unescape(_TAGS.sub(" ", text))
     lines = (re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in text.split("\n"))

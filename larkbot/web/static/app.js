@@ -78,6 +78,11 @@ function consentCard(value) {
   what.append(node("code", null, value.tool), document.createTextNode(" " + value.description));
   card.append(what);
   if (value.always) card.append(node("div", "consent-always", t("alwaysAsk")));
+  if (value.sources && value.sources.length) {  // untrusted text read this turn raised the bar
+    const list = node("ul", "consent-sources");
+    for (const source of value.sources) list.append(node("li", null, source));
+    card.append(node("div", "consent-sources-title", t("untrusted")), list);
+  }
   card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString()}`));
   const buttons = node("div", "consent-buttons");
   const choices = [["allow_once", t("allowOnce"), "primary"]];
@@ -233,6 +238,38 @@ function setBusy(busy) {
   $("stop").hidden = !busy;
 }
 
+// Reads a run's stream to its end, resuming with Last-Event-ID when the connection breaks.
+async function follow(resp, view) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let ended = false;
+    try { ended = await readStream(resp, view); } catch { ended = false; }
+    if (ended || !state.lastEventId) return;
+    addMessage("error", t("reconnecting"));
+    resp = await resume(state.lastEventId);
+    if (!resp.ok) return;
+  }
+}
+
+function resume(lastEventId) {
+  return fetch("/chat", {
+    method: "POST", credentials: "same-origin", body: "{}",
+    headers: { "Last-Event-ID": lastEventId, "Content-Type": "application/json" },
+  });
+}
+
+// A turn still running in an opened session (e.g. after a reload): replay and follow it.
+async function rejoin(runId) {
+  setBusy(true);
+  try {
+    const resp = await resume(`${runId}:0`);
+    if (resp.ok) await follow(resp, makeView());
+  } finally {
+    setBusy(false);
+    state.run = null;
+    state.lastEventId = null;
+  }
+}
+
 async function send(event) {
   event.preventDefault();
   const text = $("input").value.trim();
@@ -244,16 +281,9 @@ async function send(event) {
   try {
     const body = { message: text };
     if (state.session) body.session_id = state.session;
-    let resp = await api("POST", "/chat", body);
+    const resp = await api("POST", "/chat", body);
     if (!resp.ok) { addMessage("error", `${t("error")}: ${(await resp.json()).msg}`); return; }
-    let ended = false;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try { ended = await readStream(resp, view); } catch { ended = false; }
-      if (ended || !state.lastEventId) break;
-      addMessage("error", t("reconnecting"));  // resume where the stream broke
-      resp = await fetch("/chat", { method: "POST", credentials: "same-origin", headers: { "Last-Event-ID": state.lastEventId, "Content-Type": "application/json" }, body: "{}" });
-      if (!resp.ok) break;
-    }
+    await follow(resp, view);
   } finally {
     setBusy(false);
     state.run = null;
@@ -297,7 +327,7 @@ function newChat() {
 async function openSession(id) {
   const resp = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
   if (!resp.ok) return;
-  const { messages } = await resp.json();
+  const { messages, running } = await resp.json();
   state.session = id;
   $("messages").replaceChildren();
   for (const m of messages) {
@@ -317,6 +347,7 @@ async function openSession(id) {
   }
   showChat();
   loadSessions();
+  if (running && !state.busy) rejoin(running);
 }
 
 // -- scheduled tasks --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ const STRINGS = {
     next: "Next run", lastRun: "Last run", runs: "Runs", noRuns: "No runs yet.",
     remove: "Remove", removeConfirm: "Remove this scheduled task?", deleteChat: "Delete",
     reconnecting: "Connection lost; reconnecting…", untitled: "(untitled)",
+    untrusted: "Asked because this turn read text you did not write:",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -27,6 +28,7 @@ const STRINGS = {
     next: "下次运行", lastRun: "最近一次运行", runs: "运行记录", noRuns: "还没有运行记录。",
     remove: "删除", removeConfirm: "删除这个定时任务？", deleteChat: "删除",
     reconnecting: "连接中断，正在重连…", untitled: "（无标题）",
+    untrusted: "之所以询问，是因为本轮读取了并非你写的内容：",
   },
 };
 
