@@ -9,12 +9,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     LARKBOT_HOME=/data
 
 # WITH_BROWSER=1: Debian's Chromium and CJK fonts for the browser tools (Playwright's own
-# browser download is never used).
+# browser download is never used). WITH_DESKTOP=1: Xvfb, xdotool and xclip for computer_use.
 ARG WITH_BROWSER=0
+ARG WITH_DESKTOP=0
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ripgrep fd-find ca-certificates tini \
  && if [ "$WITH_BROWSER" = "1" ]; then \
       apt-get install -y --no-install-recommends chromium fonts-noto-cjk; fi \
+ && if [ "$WITH_DESKTOP" = "1" ]; then \
+      apt-get install -y --no-install-recommends xvfb xdotool xclip; fi \
  && ln -s /usr/bin/fdfind /usr/local/bin/fd \
  && rm -rf /var/lib/apt/lists/*
 

@@ -1,12 +1,11 @@
 """computer_use figures on a private 1280×800 Xvfb with a busy window on it, baselines in the run.
 
 Screenshot: the mss grab alone, and the tool's capture (grab + PNG file), against Pillow's PNG
-encoder and `xwd -root`
-(the X11 dump every X install has; `scrot` and ImageMagick's `import` would pull ghostscript
-into the Debian image, ~30 packages, so they are not installed: `scrot`/`import` are measured
-only when present). Input: `xdotool mousemove X Y click 1` as the tool runs it, against the
-`mousemove --sync` form (the research's 108 ms figure) and a whole tool `click` (input,
-screenshot, cursor query; settle delay 0).
+encoder, `xwd -root` (the X11 dump every X install has), `scrot` and ImageMagick's
+`import -window root` (`make bench` installs those two; measured only when present).
+Input: `xdotool mousemove X Y click 1` as the tool runs it, against the `mousemove --sync` form
+(the research's 108 ms figure) and a whole tool `click` (input, screenshot, cursor query;
+settle delay 0).
 """
 
 from __future__ import annotations

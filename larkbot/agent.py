@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from larkbot import metrics
 from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
-from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, sees_images, text_of
+from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, text_of
 from larkbot.context import RequestContext
 from larkbot.errors import ProviderError
 from larkbot.events import (
@@ -20,27 +21,33 @@ from larkbot.events import (
     ErrorEvent,
     FinalAnswer,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     UiPayload,
 )
 from larkbot.find_tools import FindToolsTool
+from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.logs import get_logger
-from larkbot.policy import Allow, AuditSink, Policy, ToolGate, Verdict
+from larkbot.policy import AuditSink, Policy, ToolGate, Verdict
 from larkbot.policy.redact import hide_private_results
 from larkbot.prompt import build_system_prompt, detect_language
 from larkbot.providers.base import (
     ChatProvider,
     Completion,
     Message,
+    ReasoningChunk,
     TextChunk,
     ToolCall,
-    new_call_id,
 )
+from larkbot.providers.capabilities import sees_images, shows_thinking
+from larkbot.providers.wire import Wire
 from larkbot.storage.sessions import SessionStore
 from larkbot.tool_images import with_round_images
+from larkbot.tool_round import tool_round, unique_ids, with_reasoning
+from larkbot.usage import Usage, UsageStore
 from tools.base import BaseTool, ToolResult
-from tools.executor import ToolExecutor, error_result, for_model
+from tools.executor import ToolExecutor, error_result
 from tools.registry import ToolRegistry
 
 log = get_logger(__name__)
@@ -61,8 +68,11 @@ class Agent:
         *,
         executor: ToolExecutor | None = None,
         audit: AuditSink | None = None,
+        usage: UsageStore | None = None,
     ) -> None:
         self.provider = provider
+        self.usage = usage
+        self.budget = HistoryBudget(provider, store)
         self.registry = registry
         self.store = store
         self.consent = consent
@@ -100,7 +110,7 @@ class Agent:
     def _may_see(self, name: str, ctx: RequestContext) -> bool:
         """Whether this sender may see results of tool `name` (unknown tools: no)."""
         tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
-        return tool is not None and isinstance(self.policy.access(tool, ctx), Allow)
+        return tool is not None and self.policy.may_see_results(tool, ctx)
 
     def _untrusted_sources(
         self, calls: Sequence[ToolCall], results: dict[str, ToolResult]
@@ -185,15 +195,23 @@ class Agent:
         settings = self.settings
         if self._own_executor:  # follow a hot-reloaded tools.timeout_seconds
             self.executor.default_timeout = settings.tools.timeout_seconds
-        history = await self.store.load(session_id, settings.agent.history_max_chars)
+        budget = history_budget(
+            settings.agent.history_max_tokens, Wire.for_config(settings.llm).context_tokens
+        )
+        # ~3.3 characters per token (the estimate's ratio): read enough rows to fill the budget
+        load_chars = max(settings.agent.history_max_chars, budget * 4)
+        history = await self.store.load(session_id, load_chars)
+        note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
         user_msg: Message = {"role": "user", "content": user_input}
         user_text = text_of(user_input)
         prompt = build_system_prompt(settings, ctx, user_text, fast=settings.agent.fast_path)
-        system: Message = {"role": "system", "content": prompt}
+        system = with_summary({"role": "system", "content": prompt}, note)
         context = await _with_images([*history, user_msg], settings)
         turn: list[Message] = []
+        thinking_shown = shows_thinking(settings.llm, ctx)
+        used, answered_by = Usage(), settings.llm.model
         # The turn is written in one transaction when it ends, fails or is cancelled (so the
         # user's message is kept even when the model fails): one write per turn, not per round.
         unsaved: list[Message] = [user_msg]
@@ -206,14 +224,20 @@ class Agent:
                 async for item in self._ask_model([system, *context, *turn], tools):
                     if isinstance(item, Completion):
                         completion = item
-                    else:
+                    elif not isinstance(item, ThinkingDelta) or thinking_shown:
                         yield item
                 assert completion is not None
+                used.add(Usage.from_wire(completion.usage))
+                answered_by = completion.model or answered_by
                 if completion.text:
                     texts.append(completion.text)
-                calls = _unique_ids(completion.tool_calls)
+                calls = unique_ids(completion.tool_calls)
                 if not calls:
-                    unsaved.append({"role": "assistant", "content": completion.text})
+                    unsaved.append(
+                        with_reasoning(
+                            {"role": "assistant", "content": completion.text}, completion
+                        )
+                    )
                     await self._save(session_id, unsaved)
                     yield FinalAnswer(completion.text, ui)
                     return
@@ -224,7 +248,7 @@ class Agent:
                     yield event
                 # what no owner wrote (a fetched page, others' messages) raises the bar from here on
                 ctx = ctx.with_untrusted(*self._untrusted_sources(calls, results))
-                round_msgs = _tool_round(completion.text, calls, results)
+                round_msgs = tool_round(completion, calls, results)
                 unsaved += round_msgs
                 turn += round_msgs
                 if any(r.attachments for r in results.values()):  # images: this turn only
@@ -238,6 +262,25 @@ class Agent:
         finally:
             if unsaved:  # a failed or cancelled turn keeps its message and finished tool rounds
                 await self._save(session_id, unsaved)
+            await self._record_usage(session_id, answered_by, used)
+
+    def _redactor(self, ctx: RequestContext) -> Callable[[list[Message]], list[Message]]:
+        """What the summariser may read: in a group (or for others) no private tool results."""
+        if ctx.is_owner and ctx.chat_type != "group":
+            return lambda messages: messages
+        public = replace(ctx, is_owner=False, sender_id="")
+        return lambda messages: hide_private_results(
+            messages, lambda name: self._may_see(name, public)
+        )
+
+    async def _record_usage(self, session_id: str, model: str, used: Usage) -> None:
+        """Store the turn's tokens; accounting never fails a turn."""
+        if self.usage is None:
+            return
+        try:
+            await self.usage.record(session_id, model, used)
+        except Exception:
+            log.warning("usage_record_failed", session=session_id, exc_info=True)
 
     async def _save(self, session_id: str, unsaved: list[Message]) -> None:
         """Append and forget the unsaved messages."""
@@ -247,12 +290,12 @@ class Agent:
 
     async def _ask_model(
         self, messages: list[Message], tools: list[dict[str, Any]]
-    ) -> AsyncIterator[TextDelta | Completion]:
+    ) -> AsyncIterator[TextDelta | ThinkingDelta | Completion]:
         model = self.settings.llm.model
         try:
             async for item in self._model_events(messages, tools):
-                if isinstance(item, Completion):
-                    metrics.count_llm_request(model, True, item.usage)
+                if isinstance(item, Completion):  # a fallback's answer counts under its model
+                    metrics.count_llm_request(item.model or model, True, item.usage)
                 yield item
         except ProviderError as err:
             metrics.count_llm_request(model, False, error=str(err))
@@ -260,9 +303,11 @@ class Agent:
 
     async def _model_events(
         self, messages: list[Message], tools: list[dict[str, Any]]
-    ) -> AsyncIterator[TextDelta | Completion]:
+    ) -> AsyncIterator[TextDelta | ThinkingDelta | Completion]:
         if not self.settings.llm.stream:
             done = await self.provider.complete(messages, tools or None)
+            if done.reasoning:
+                yield ThinkingDelta(done.reasoning)
             if done.text:
                 yield TextDelta(done.text)
             yield done
@@ -270,6 +315,8 @@ class Agent:
         async for event in self.provider.stream(messages, tools or None):
             if isinstance(event, TextChunk):
                 yield TextDelta(event.text)
+            elif isinstance(event, ReasoningChunk):
+                yield ThinkingDelta(event.text)
             elif isinstance(event, Completion):
                 yield event
 
@@ -321,44 +368,14 @@ async def _with_images(messages: list[Message], settings: Settings) -> list[Mess
     """Stored image references inlined for a model that sees images (newest few), else notes."""
     if not any(isinstance(m.get("content"), list) for m in messages):
         return messages
-    keep = MAX_HISTORY_IMAGES if sees_images(settings.llm.model, settings.llm.vision) else 0
+    keep = MAX_HISTORY_IMAGES if sees_images(settings) else 0
     return await asyncio.to_thread(materialize, messages, keep)
-
-
-def _tool_round(
-    text: str, calls: Sequence[ToolCall], results: dict[str, ToolResult]
-) -> list[Message]:
-    """The assistant's tool-call message followed by one result message per call."""
-    assistant: Message = {
-        "role": "assistant",
-        "content": text or None,
-        "tool_calls": [c.to_wire() for c in calls],
-    }
-    return [
-        assistant,
-        *(
-            {"role": "tool", "tool_call_id": c.id, "content": for_model(results[c.id])}
-            for c in calls
-        ),
-    ]
 
 
 def untrusted_source(call: ToolCall) -> str:
     """How a card names an untrusted result: the tool and what it was asked for."""
     subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
     return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
-
-
-def _unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
-    """Give calls that share an id (some providers reuse them) a fresh one."""
-    seen: set[str] = set()
-    out: list[ToolCall] = []
-    for call in calls:
-        if call.id in seen:
-            call = ToolCall(new_call_id(), call.name, call.arguments, call.parse_error)
-        seen.add(call.id)
-        out.append(call)
-    return out
 
 
 def _max_steps_note(steps: int, user_input: str) -> str:

@@ -25,6 +25,7 @@ from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
 from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
 from larkbot.logs import get_logger
+from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
 from larkbot.tasks import cancel_and_wait
 
@@ -120,7 +121,11 @@ class App:
             agent=self.agent,
             journal=self.journal,
             owners=self.owners,
-            commands=Commands(self.owners, self.agent.reset),
+            commands=Commands(
+                self.owners,
+                self.agent.reset,
+                lambda sid: status_text(core.live.get(), core.provider, core.usage, sid),
+            ),
             view_factory=self._view,
             lark=lambda: self.settings.lark,
             inputs=inputs,

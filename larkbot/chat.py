@@ -23,6 +23,7 @@ from larkbot.events import (
     ErrorEvent,
     FinalAnswer,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     UiPayload,
@@ -61,6 +62,7 @@ class TerminalView:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self.at_line_start = True
+        self.thinking = False  # inside a streamed "💭" thought (llm.show_thinking)
         self.failed = False
         self._render_ui = _ui_renderer()
 
@@ -77,6 +79,18 @@ class TerminalView:
 
     def show(self, event: AgentEvent) -> None:
         """Render one event."""
+        if isinstance(event, ThinkingDelta):
+            if not self.thinking:
+                self.end_line()
+                self.out.write("  💭 ")
+                self.thinking = True
+            self.out.write(event.text.replace("\n", "\n     "))
+            self.out.flush()
+            self.at_line_start = False
+            return
+        if self.thinking:  # the thought ends where anything else begins
+            self.thinking = False
+            self.end_line()
         if isinstance(event, TextDelta):
             self.out.write(event.text)
             self.out.flush()

@@ -11,7 +11,15 @@ import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from larkbot.config_env import Expansion, expand_env, overlay_env
-from larkbot.config_sections import BrowserConfig, ComputerUseConfig, Section, WebConfig
+from larkbot.config_sections import (
+    BrowserConfig,
+    ComputerUseConfig,
+    FallbackConfig,
+    PriceConfig,
+    ProviderName,
+    Section,
+    WebConfig,
+)
 from larkbot.errors import ConfigError
 
 
@@ -77,6 +85,14 @@ class LLMConfig(Section):
     temperature: float | None = None
     max_tokens: int | None = None
     vision: Literal["auto"] | bool = "auto"  # images reach the model as image parts
+    provider: ProviderName = "auto"  # auto: from base_url (larkbot/providers/profiles.py)
+    thinking: Literal["auto", "on", "off"] = "auto"  # auto: the model's default
+    reasoning_effort: str = ""  # e.g. high (DeepSeek, OpenAI o-series); "" : not sent
+    reasoning_echo: Literal["auto", "tool_turns", "all", "never"] = "auto"
+    show_thinking: Literal["never", "dm", "always"] = "never"  # a collapsible panel
+    context_tokens: int = Field(0, ge=0)  # 0: the model's window from the profile table
+    fallbacks: list[FallbackConfig] = Field(default_factory=list)
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)  # model -> price per 1M tokens
     transcription_model: str = ""  # e.g. whisper-1: voice messages via /audio/transcriptions
 
 
@@ -157,6 +173,7 @@ class AgentConfig(Section):
     max_steps: int = Field(12, ge=1, le=100)
     fast_path: bool = False
     history_max_chars: int = Field(60_000, ge=1000)
+    history_max_tokens: int = Field(0, ge=0)  # 0: half the model's context window
     system_prompt_extra: str = ""
 
 

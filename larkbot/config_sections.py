@@ -1,4 +1,4 @@
-"""Config sections for the web interface, the browser and the desktop (kept out of config.py)."""
+"""Config sections kept out of config.py: web, browser, desktop, LLM fallbacks and prices."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import os
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+ProviderName = Literal[
+    "auto", "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "ollama", "vllm", "azure"
+]
 
 
 class Section(BaseModel):
@@ -43,3 +47,21 @@ class ComputerUseConfig(Section):
     start_xvfb: bool = False
     size: str = Field("1280x800", pattern=r"^\d{2,5}x\d{2,5}$")  # WIDTHxHEIGHT of that Xvfb
     settle_seconds: float = Field(0.5, ge=0, le=10)  # after an action, before the screenshot
+
+
+class FallbackConfig(Section):
+    """One entry of `llm.fallbacks`: another endpoint tried when the primary keeps failing."""
+
+    base_url: str
+    api_key: SecretStr = SecretStr("")
+    model: str
+    provider: ProviderName = "auto"
+
+
+class PriceConfig(Section):
+    """One entry of `llm.prices` (per model): money per million tokens."""
+
+    input: float = Field(0.0, ge=0)
+    output: float = Field(0.0, ge=0)
+    cached_input: float | None = Field(None, ge=0)  # None: same as input
+    currency: str = "USD"

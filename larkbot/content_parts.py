@@ -12,21 +12,14 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-import re
 from pathlib import Path
 from typing import Any
+
+from larkbot.providers.profiles import get_profile, model_traits
 
 Content = str | list[dict[str, Any]]
 MAX_HISTORY_IMAGES = 4
 IMAGE_PART_CHARS = 1000  # what an image counts for against the history's character budget
-_KNOWN_VISION = re.compile(
-    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|\bo1(?!-mini)|\bo3(?!-mini)|\bo4|claude|gemini"
-    r"|vision|[-_.]vl\b|-vl-|qwen.*vl|glm-4(\.\d)?v|llava|pixtral|minicpm-v|internvl|grok-.*vision"
-    r"|llama-?3\.2.*(11|90)b|llama-?4|gemma-?3|mistral-(small|medium)-3",
-    re.IGNORECASE,
-)
-
-
 LOCAL = "larkbot-file://"
 
 
@@ -65,11 +58,11 @@ def image_count(content: Any) -> int:
     return sum(1 for p in content if isinstance(p, dict) and p.get("type") == "image_url")
 
 
-def sees_images(model: str, vision: bool | str) -> bool:
-    """`llm.vision`: true/false as set; "auto" when the model's name is a known vision model."""
+def sees_images(model: str, vision: bool | str, provider: str = "auto", base_url: str = "") -> bool:
+    """`llm.vision`: true/false as set; "auto": the provider's model table (`profiles.py`)."""
     if isinstance(vision, bool):
         return vision
-    return bool(_KNOWN_VISION.search(model))
+    return model_traits(get_profile(provider, base_url), model).vision
 
 
 def _url(part: dict[str, Any]) -> str:

@@ -17,6 +17,8 @@ Interface = Literal["cli", "web", "lark"]
 class RequestContext:
     """Identity and place of one agent turn, handed to the policy and to every tool call.
 
+    `uploads` are the files this sender sent with this message (saved in the inbox): the
+    policy lets them read those, and only those, even when they are not an owner.
     `untrusted` names the content in this turn's context that no owner wrote (another
     sender's message, a fetched page, an untrusted MCP result); while it is non-empty every
     side effect needs an explicit owner approval naming those sources.
@@ -33,6 +35,7 @@ class RequestContext:
     sender_name: str = ""
     scheduled: bool = False  # a scheduled job running for its creator (nobody is watching)
     untrusted: tuple[str, ...] = ()
+    uploads: tuple[str, ...] = ()  # resolved paths of the files the sender sent in this turn
 
     @classmethod
     def local_owner(cls, session_id: str, interface: Interface = "cli") -> RequestContext:
@@ -47,3 +50,8 @@ class RequestContext:
         """Return a copy that also names `sources` as untrusted content of this turn."""
         new = tuple(s for s in dict.fromkeys(sources) if s and s not in self.untrusted)
         return replace(self, untrusted=self.untrusted + new) if new else self
+
+    def with_uploads(self, *paths: str) -> RequestContext:
+        """Return a copy that also lets the sender read `paths` (their own uploads)."""
+        new = tuple(p for p in dict.fromkeys(paths) if p and p not in self.uploads)
+        return replace(self, uploads=self.uploads + new) if new else self

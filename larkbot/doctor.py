@@ -147,6 +147,7 @@ CHECKS: list[Check | str] = [
     check_config,
     check_storage,
     check_llm,
+    "larkbot.providers.probe:check_model",
     "larkbot.doctor_setup:check_setup",
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.scheduler.doctor:check_scheduler",

@@ -24,9 +24,10 @@ class SignatureError(LarkBotError):
 class ProviderError(LarkBotError):
     """The LLM endpoint failed in a way retries did not fix."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.retryable = retryable  # 429/5xx/timeouts/connection: another endpoint may answer
 
 
 class LarkAPIError(LarkBotError):

@@ -64,6 +64,17 @@ class AttachmentReady:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's chain of thought, for a collapsible "thinking" panel.
+
+    Only yielded where `llm.show_thinking` allows it (never in groups unless "always"); it is
+    never part of the answer.
+    """
+
+    text: str
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The turn's final answer text."""
 
@@ -80,6 +91,7 @@ class ErrorEvent:
 
 AgentEvent = (
     TextDelta
+    | ThinkingDelta
     | ToolStarted
     | ToolFinished
     | ConsentRequested

@@ -14,9 +14,10 @@ from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy
-from larkbot.providers.openai_compat import OpenAICompatProvider
+from larkbot.providers.fallback import FallbackChain, build_provider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
+from larkbot.usage import UsageStore
 from tools.mcp import McpManager
 from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
 from tools.runtime import ToolRuntime
@@ -52,8 +53,9 @@ class Core:
     http: httpx.AsyncClient
     runtime: ToolRuntime
     registry: ToolRegistry
-    provider: OpenAICompatProvider
+    provider: FallbackChain
     store: SessionStore
+    usage: UsageStore
     policy: Policy
     owns_http: bool = True
     mcp: McpManager | None = None
@@ -74,6 +76,7 @@ class Core:
             self.live,
             interface or self.runtime.interface,
             audit=audit,
+            usage=self.usage,
         )
 
     async def aclose(self) -> None:
@@ -110,6 +113,8 @@ async def build_core(
     try:
         store = SessionStore(db)
         await store.init()
+        usage = UsageStore(db, settings.llm.prices)
+        await usage.init()
         rt = ToolRuntime(interface=interface, live=live, http=client, db=db)
         registry = build_registry(rt, plugins)
     except BaseException:
@@ -117,10 +122,20 @@ async def build_core(
         if http is None:
             await client.aclose()
         raise
-    provider = OpenAICompatProvider(settings.llm, client)
+    provider = build_provider(settings.llm, client)
     policy = Policy(lambda: live.get().owner.share)
     core = Core(
-        settings, live, db, client, rt, registry, provider, store, policy, owns_http=http is None
+        settings,
+        live,
+        db,
+        client,
+        rt,
+        registry,
+        provider,
+        store,
+        usage,
+        policy,
+        owns_http=http is None,
     )
     if mcp and settings.mcp.servers:
         # a server that fails to start is logged and retried in the background, never fatal

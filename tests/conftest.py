@@ -88,6 +88,25 @@ async def pg_url() -> Any:
         yield url
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the LiteLLM proxy early when its tests are selected (its start-up takes a while)."""
+    if any(
+        item.module.__name__.endswith("test_models_gateway")
+        for item in session.items
+        if getattr(item, "module", None) is not None
+    ):
+        from tests.litellm_gateway import start_gateway
+
+        start_gateway()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the LiteLLM proxy if this session started it."""
+    from tests.litellm_gateway import stop_gateway
+
+    stop_gateway()
+
+
 def pytest_collection_modifyitems(items: list[Any]) -> None:
     """Tests using `pg_url` carry the `postgres` marker: `-m "not postgres"` deselects them."""
     for item in items:

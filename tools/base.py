@@ -61,6 +61,9 @@ class BaseTool(ABC):
     no_compress: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
     timeout: float | None = None  # per-tool override of the executor's default
+    # The argument naming the one local file a read-only call reads (file_read: "path"); the
+    # policy lets a non-owner read their own uploads of this turn through such a tool.
+    read_path_argument: str | None = None
 
     @abstractmethod
     async def run(self, **kwargs: Any) -> str | ToolResult:

@@ -1,4 +1,4 @@
-"""Chat commands answered without the model: /new, /stop, /whoami, /help, /claim <code>.
+"""Chat commands answered without the model: /new, /stop, /whoami, /help, /claim <code>, /status.
 
 Chinese aliases: /新对话 (/new), /停止 (/stop), /帮助 (/help); help answers in the language of
 the command used. In a group the conversation is shared by everyone, so only an owner may
@@ -19,7 +19,8 @@ Commands:
 /stop: stop the answer being worked on in this chat
 /whoami: show your open_id and whether you own this bot
 /help: this message
-/claim <code>: become the owner with the pairing code from the server log (DM only, once)"""
+/claim <code>: become the owner with the pairing code from the server log (DM only, once)
+/status: the model, its fallbacks and token usage (owners only)"""
 
 HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 我能看图片、读文件（PDF、Word、Excel、PowerPoint、文本），也能理解引用和合并转发的消息。
@@ -28,10 +29,11 @@ HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 /停止（/stop）：停止本聊天中正在进行的回答
 /whoami：查看你的 open_id，以及你是否是机器人的主人
 /帮助（/help）：显示本说明
-/claim <配对码>：用服务日志中的配对码成为主人（仅限私聊，一次）"""
+/claim <配对码>：用服务日志中的配对码成为主人（仅限私聊，一次）
+/状态（/status）：模型、备用模型和 token 用量（仅限主人）"""
 
-COMMANDS = frozenset({"/new", "/stop", "/whoami", "/help", "/claim"})
-ALIASES = {"/新对话": "/new", "/停止": "/stop", "/帮助": "/help"}
+COMMANDS = frozenset({"/new", "/stop", "/whoami", "/help", "/claim", "/status"})
+ALIASES = {"/新对话": "/new", "/停止": "/stop", "/帮助": "/help", "/状态": "/status"}
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -49,9 +51,15 @@ def parse_command(text: str) -> tuple[str, str] | None:
 class Commands:
     """Runs a parsed command and returns the text to reply."""
 
-    def __init__(self, owners: Owners, reset: Callable[[str], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        owners: Owners,
+        reset: Callable[[str], Awaitable[None]],
+        status: Callable[[str], Awaitable[str]] | None = None,
+    ) -> None:
         self.owners = owners
         self.reset = reset  # Agent.reset: history, consent grants, activated tools
+        self.status = status  # model_status.status_text for a session
 
     async def run(self, name: str, arg: str, msg: InboundMessage, session_id: str) -> str:
         """Execute `name` for the sender of `msg` in `session_id`."""
@@ -72,4 +80,10 @@ class Commands:
                 return "Usage: /claim <code> (the pairing code is in the server log)."
             result = await self.owners.claim(msg.sender_open_id, arg, msg.is_dm)
             return result.message
+        if name == "/status":
+            if not await self.owners.check(msg.sender_open_id):
+                return "Only an owner of this bot may see /status."
+            if self.status is None:
+                return "Status is not available here."
+            return await self.status(session_id)
         return HELP_ZH if arg == "zh" else HELP

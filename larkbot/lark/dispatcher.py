@@ -6,15 +6,15 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from larkbot.config import LarkConfig
-from larkbot.content_parts import Content
 from larkbot.context import RequestContext
 from larkbot.errors import LarkAPIError
-from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
+from larkbot.events import FinalAnswer
+from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
@@ -26,12 +26,6 @@ from larkbot.storage.sessions import SessionStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
-
-
-class _Agent(Protocol):
-    def stream_chat(
-        self, session_id: str, user_input: Content, ctx: RequestContext
-    ) -> AsyncIterator[AgentEvent]: ...
 
 
 def session_id_for(msg: InboundMessage) -> str:
@@ -73,7 +67,7 @@ class Dispatcher:
     def __init__(
         self,
         *,
-        agent: _Agent,
+        agent: Agent,
         journal: InboundJournal,
         owners: Owners,
         commands: Commands,
@@ -335,32 +329,13 @@ class Dispatcher:
     ) -> FinalAnswer | str:
         """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
         command = parse_command(msg.text)
-        try:
-            if command is not None and command[0] == "/stop":
-                return FinalAnswer(self._stop_notes.pop(msg.message_id, "Nothing to stop."))
-            if command is not None:
-                text = await self.commands.run(command[0], command[1], msg, ctx.session_id)
-                return FinalAnswer(text)
-            user_input = await self.inputs.build(msg, ctx) if self.inputs else msg.text
-            final: FinalAnswer | None = None
-            error = "the turn ended without an answer"
-            async with asyncio.timeout(self.lark().turn_timeout_seconds):
-                async for event in self.agent.stream_chat(ctx.session_id, user_input, ctx):
-                    if isinstance(event, FinalAnswer):
-                        final = event
-                        continue
-                    if isinstance(event, ErrorEvent):
-                        error = event.message
-                    await view.on_event(event)
-            return final if final is not None else error
-        except asyncio.CancelledError:
-            raise
-        except TimeoutError:
-            log.warning("lark_turn_timeout", message_id=msg.message_id)
-            return "it took too long."
-        except Exception:
-            log.error("lark_turn_failed", message_id=msg.message_id, exc_info=True)
-            return "an internal error occurred."
+        if command is not None and command[0] == "/stop":
+            return FinalAnswer(self._stop_notes.pop(msg.message_id, "Nothing to stop."))
+        if command is not None:
+            return await answer_command(self.commands, command, msg, ctx)
+        return await answer_message(
+            self.agent, self.inputs, msg, ctx, view, self.lark().turn_timeout_seconds
+        )
 
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""

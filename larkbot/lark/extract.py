@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -48,15 +49,19 @@ class ExtractError(Exception):
     """The document could not be read (corrupt, encrypted, …); the message says why."""
 
 
-def _take(pieces: Iterator[str], limit: int) -> str:
+def _take(pieces: Iterator[str], limit: int, seconds: float | None) -> str:
     out: list[str] = []
     size = 0
+    deadline = None if seconds is None else time.monotonic() + seconds
     for piece in pieces:
         if not piece:
             continue
         out.append(piece)
         size += len(piece) + 1
         if size > limit:
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            out.append(f"[… reading stopped after {seconds:g} s: the rest was not read]")
             break
     return "\n".join(out)
 
@@ -136,20 +141,28 @@ EXTRACTORS: dict[str, Callable[[Path, int], Iterator[str]]] = {
 }
 
 
+def is_plain_text(name: str) -> bool:
+    """Whether the file is text already (file_read reads it as it is)."""
+    return Path(name).suffix.lower() in TEXT_SUFFIXES
+
+
 def can_extract(name: str) -> bool:
     """Whether the file's type is one whose text we read."""
     suffix = Path(name).suffix.lower()
     return suffix in TEXT_SUFFIXES or suffix in EXTRACTORS
 
 
-def extract_text(path: Path, limit: int) -> str:
-    """Up to about `limit` characters of the document's text; ExtractError when unreadable."""
+def extract_text(path: Path, limit: int, seconds: float | None = None) -> str:
+    """Up to about `limit` characters of the document's text; ExtractError when unreadable.
+
+    With `seconds`, reading stops (with a marker) once that much time has gone by.
+    """
     suffix = path.suffix.lower()
     extractor = EXTRACTORS.get(suffix, _plain if suffix in TEXT_SUFFIXES else None)
     if extractor is None:
         raise ExtractError(f"{suffix or 'this'} files are not read")
     try:
-        return _take(extractor(path, limit), limit).strip()
+        return _take(extractor(path, limit), limit, seconds).strip()
     except ExtractError:
         raise
     except Exception as err:  # each library has its own errors for a corrupt file

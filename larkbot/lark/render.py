@@ -132,3 +132,23 @@ def split_answer(text: str, limit: int) -> list[str]:
             parts[i] += "\n```"
             parts[i + 1] = f"{fence}\n{parts[i + 1]}"
     return [p for p in parts if p.strip()]
+
+
+THINKING_LIMIT = 20_000  # bytes of the chain of thought shown; the rest is cut with "…"
+
+
+def thinking_card(thought: str) -> dict[str, Any]:
+    """A card with the model's chain of thought in a collapsed panel (llm.show_thinking)."""
+    parts = split_answer(thought.strip(), THINKING_LIMIT)
+    shown = parts[0] + ("\n\n…" if len(parts) > 1 else "")
+    panel = {
+        "tag": "collapsible_panel",
+        "expanded": False,
+        "header": {"title": {"tag": "plain_text", "content": "💭 Thinking"}},
+        "elements": [{"tag": "markdown", "content": shown}],
+    }
+    return {
+        "schema": "2.0",
+        "config": {"update_multi": True, "summary": {"content": "💭 Thinking"}},
+        "body": {"elements": [panel]},
+    }

@@ -17,7 +17,7 @@ from cards import lark_cards_of
 from cards.lark_budget import markdown_cards
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer
+from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, ThinkingDelta
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.progress import (
@@ -76,7 +76,7 @@ class StreamingCardView:
     # ---- TurnView ----------------------------------------------------------------------------
     async def on_event(self, event: AgentEvent) -> None:
         """Record the event; the updater pushes it at the throttled rate."""
-        if isinstance(event, AttachmentReady):  # delivered after the answer, as plain does
+        if isinstance(event, AttachmentReady | ThinkingDelta):  # after the answer, as plain does
             await self.plain.on_event(event)
         if self.progress.apply(event):
             self._changed.set()
@@ -104,6 +104,7 @@ class StreamingCardView:
             return
         for i, card in enumerate(pieces[1:]):  # the rest of a very long answer
             await self._reply(card, f"more{i}")
+        await self.plain.deliver_thinking()
         cards = [card for payload in ui for card in lark_cards_of(payload)]
         for i, card in enumerate(cards):  # each ui card as its own message, after the answer
             await self._reply(card, f"ui{i}")

@@ -5,7 +5,9 @@
 - Images (image messages, images in posts, in the quoted message) are downloaded, downscaled
   and attached as image parts when the model sees images; otherwise the model is told plainly
   that an image came and that it cannot see it.
-- Files are saved in the inbox; the text of common documents follows inline up to a budget.
+- Files are saved in the inbox; the text of common documents follows inline up to a budget,
+  the whole text in a `.txt` next to the file. The sender may read what they sent (those
+  paths go into the turn's `RequestContext.uploads`; `larkbot.policy` decides).
   Audio is transcribed when `llm.transcription_model` is set; video is saved, not watched.
 - A reply brings its quoted message (one level); a merge-forward is expanded into its
   messages with senders and times. Everything is bounded; lookups that fail leave a note.
@@ -21,24 +23,27 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from larkbot.config import Settings
-from larkbot.content_parts import Content, local_image_part, sees_images, text_part
+from larkbot.content_parts import Content, local_image_part, text_part
 from larkbot.context import RequestContext
 from larkbot.lark.attachments import human_size
 from larkbot.lark.content import describe, parse_content, post_image_keys
-from larkbot.lark.extract import ExtractError, can_extract, extract_text
+from larkbot.lark.extract import ExtractError, can_extract, extract_text, is_plain_text
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.media_in import Inbox, MediaError, prepare_image
 from larkbot.lark.people import Directory
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
+from larkbot.providers.capabilities import sees_images
 
 log = get_logger("larkbot.lark.turn_input")
 FILE_TEXT_CHARS = 20_000
+FULL_TEXT_CHARS = 2_000_000  # the rest of a long document goes to a .txt the model can read
 MAX_IMAGES = 6  # per message
 MAX_QUOTE = 2000
 MAX_FORWARDED = 30
 MAX_FORWARD_ITEM = 1000
 LOOKUP_TIMEOUT = 5.0
+FULL_TEXT_SECONDS = 10.0  # reading a long document's rest stops here (what was read is kept)
 EXTRACT_TIMEOUT = 30.0  # a pathological document must not hold the turn
 NOT_SEEN = (
     "You cannot see images with the current model: say so plainly, never guess what it shows."
@@ -51,6 +56,7 @@ class _Out:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.images: list[Path] = []
+        self.uploads: list[Path] = []  # files the sender sent themselves (they may read them)
 
 
 class TurnInputs:
@@ -62,8 +68,10 @@ class TurnInputs:
         self.settings = settings
         self.http: Any = None  # the shared httpx client, for audio transcription
 
-    async def build(self, msg: InboundMessage, ctx: RequestContext) -> Content:
-        """The content of the user message the model gets for `msg`."""
+    async def build(
+        self, msg: InboundMessage, ctx: RequestContext
+    ) -> tuple[Content, RequestContext]:
+        """The content the model gets for `msg`, and `ctx` with the sender's uploads in it."""
         s = self.settings()
         out = _Out()
         who = ctx.sender_name if msg.chat_type == "group" and ctx.sender_name else "The user"
@@ -77,14 +85,15 @@ class TurnInputs:
                 out.lines.append(msg.text)
             if self.client is not None:
                 await self._resources(
-                    msg.chat_id, msg.message_id, msg.message_type, content, who, s, out
+                    msg.chat_id, msg.message_id, msg.message_type, content, who, s, out, True
                 )
         text = "\n".join(line for line in out.lines if line)
         if msg.chat_type == "group":
             text = f"[{who}{' · owner' if ctx.is_owner else ''}] {text}"
+        ctx = ctx.with_uploads(*(str(p.resolve()) for p in out.uploads))
         if not out.images:
-            return text
-        return [text_part(text), *(local_image_part(p) for p in out.images)]
+            return text, ctx
+        return [text_part(text), *(local_image_part(p) for p in out.images)], ctx
 
     async def _lookup(self, message_id: str) -> list[dict[str, Any]]:
         try:
@@ -116,7 +125,8 @@ class TurnInputs:
         msg_type, content = _body(parent)
         quoted = describe(msg_type, content, lambda ref: ref)[:MAX_QUOTE]
         out.lines.append(f"[In reply to {name}: {quoted}]")
-        await self._resources(msg.chat_id, msg.parent_id, msg_type, content, name, s, out)
+        own = _sender_id(parent) == msg.sender_open_id  # replying to their own file
+        await self._resources(msg.chat_id, msg.parent_id, msg_type, content, name, s, out, own)
 
     async def _forwards(self, msg: InboundMessage, who: str, s: Settings, out: _Out) -> None:
         items = [
@@ -142,14 +152,15 @@ class TurnInputs:
         who: str,
         s: Settings,
         out: _Out,
+        own: bool,
     ) -> None:
         inbox = Inbox(self.client, s.home / "inbox", s.lark.max_download_bytes)
         keys = [str(content.get("image_key") or "")] if msg_type == "image" else []
         keys += post_image_keys(content) if msg_type == "post" else []
         for key in [k for k in keys if k][:MAX_IMAGES]:
-            await self._image(inbox, chat_id, message_id, key, who, s, out)
+            await self._image(inbox, chat_id, message_id, key, who, s, out, own)
         if msg_type in ("file", "audio", "media") and content.get("file_key"):
-            await self._file(inbox, chat_id, message_id, msg_type, content, who, s, out)
+            await self._file(inbox, chat_id, message_id, msg_type, content, who, s, out, own)
 
     async def _image(
         self,
@@ -160,6 +171,7 @@ class TurnInputs:
         who: str,
         s: Settings,
         out: _Out,
+        own: bool,
     ) -> None:
         try:
             raw = await inbox.fetch(chat_id, message_id, key, "image", key)
@@ -168,7 +180,9 @@ class TurnInputs:
         except MediaError as err:
             out.lines.append(f"[{who} sent an image that could not be used: {err}.]")
             return
-        if sees_images(s.llm.model, s.llm.vision):
+        if own:
+            out.uploads += [raw, image]
+        if sees_images(s):
             out.images.append(image)
             out.lines.append(f"[{who} sent an image (attached; saved at {image}).]")
         else:
@@ -184,6 +198,7 @@ class TurnInputs:
         who: str,
         s: Settings,
         out: _Out,
+        own: bool,
     ) -> None:
         what = {"audio": "a voice message", "media": "a video"}.get(msg_type, "a file")
         name = str(
@@ -194,6 +209,8 @@ class TurnInputs:
         except MediaError as err:
             out.lines.append(f"[{who} sent {what} ({name}), but {err}.]")
             return
+        if own:
+            out.uploads.append(path)
         size = human_size(path.stat().st_size)
         head = f"[{who} sent {what}: {path.name} ({size}), saved at {path}"
         if msg_type == "audio":
@@ -201,7 +218,10 @@ class TurnInputs:
         elif msg_type == "media":
             out.lines.append(f"{head}. You cannot watch videos.]")
         elif can_extract(path.name):
-            out.lines.append(await _document(head, path))
+            text, whole = await _document(head, path)
+            out.lines.append(text)
+            if own and whole is not None:
+                out.uploads.append(whole)
         else:
             out.lines.append(f"{head}; its type is not read as text.]")
 
@@ -216,19 +236,32 @@ class TurnInputs:
         return f"{head}. Transcript:]\n{heard}"
 
 
-async def _document(head: str, path: Path) -> str:
+async def _document(head: str, path: Path) -> tuple[str, Path | None]:
+    """The note with the document's text, and the .txt holding all of it when it is long."""
     try:
         async with asyncio.timeout(EXTRACT_TIMEOUT):
-            text = await asyncio.to_thread(extract_text, path, FILE_TEXT_CHARS)
+            text = await asyncio.to_thread(extract_text, path, FULL_TEXT_CHARS, FULL_TEXT_SECONDS)
     except ExtractError as err:
-        return f"{head}; its text could not be read: {err}.]"
+        return f"{head}; its text could not be read: {err}.]", None
     except TimeoutError:
-        return f"{head}; reading its text took too long.]"
+        return f"{head}; reading its text took too long.]", None
     if not text:
-        return f"{head}; it contains no text.]"
-    cut = len(text) >= FILE_TEXT_CHARS
-    more = f" (first {FILE_TEXT_CHARS:,} characters; the rest is in the file)" if cut else ""
-    return f"{head}. Its text{more}:]\n{text[:FILE_TEXT_CHARS]}\n[end of {path.name}]"
+        return f"{head}; it contains no text.]", None
+    if len(text) <= FILE_TEXT_CHARS:
+        return f"{head}. Its text:]\n{text}\n[end of {path.name}]", None
+    whole = path if is_plain_text(path.name) else path.with_name(f"{path.name}.txt")
+    if whole != path:
+        await asyncio.to_thread(whole.write_text, text, "utf-8")
+    more = (
+        f" (first {FILE_TEXT_CHARS:,} of {len(text):,} characters; all of it is in {whole}, "
+        "readable with file_read and max_lines)"
+    )
+    return f"{head}. Its text{more}:]\n{text[:FILE_TEXT_CHARS]}\n[…]", whole
+
+
+def _sender_id(item: dict[str, Any]) -> str:
+    sender = item.get("sender") if isinstance(item.get("sender"), dict) else {}
+    return str((sender or {}).get("id") or "")
 
 
 def _body(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from larkbot.context import RequestContext
-from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, UiPayload
+from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, ThinkingDelta, UiPayload
 from larkbot.lark.attachments import ReplyTarget, deliver_all
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
@@ -16,6 +16,7 @@ from larkbot.lark.render import (
     plan_answer,
     reply_uuid,
     text_content,
+    thinking_card,
 )
 from tools.base import Attachment
 
@@ -64,6 +65,7 @@ class PlainReplyView:
         self.message = message
         self.sent: list[str] = []
         self.attachments: list[Attachment] = []
+        self.thinking = ""  # ThinkingDelta text (only sent where llm.show_thinking allows)
         self._ui: list[dict[str, Any]] = []
 
     async def _reply(self, msg_type: str, content: dict[str, Any], part: str) -> None:
@@ -82,6 +84,14 @@ class PlainReplyView:
             self._ui.append(event.ui)
         elif isinstance(event, AttachmentReady):
             self.attachments.append(event.attachment)
+        elif isinstance(event, ThinkingDelta) and len(self.thinking) < 100_000:
+            self.thinking += event.text
+
+    async def deliver_thinking(self) -> None:
+        """Post the chain of thought as a collapsed panel, when the turn showed one."""
+        thought, self.thinking = self.thinking, ""
+        if thought.strip():
+            await self._reply("interactive", thinking_card(thought), "think")
 
     async def deliver_attachments(self) -> None:
         """Post the collected attachments (each failure becomes a one-line notice)."""
@@ -106,6 +116,7 @@ class PlainReplyView:
         cards = lark_cards(answer.ui or self._ui)
         if answer.text.strip() or not cards:
             await self.send_text(answer.text)
+        await self.deliver_thinking()
         for i, card in enumerate(cards):
             await self._reply("interactive", card, f"ui{i}")
         await self.deliver_attachments()

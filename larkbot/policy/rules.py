@@ -1,14 +1,18 @@
 """The rules: who may run which tool with which arguments here, as one `decide()`.
 
 Inputs, and nothing else: the tool's declared kind (`side_effect`, `private_data`, read-only,
-`untrusted_output`) and consent hooks, the interface, the sender's identity (owner or not,
-from the verified event, never from the model), `owner.share`, the session's grants, and
-the untrusted content the turn has seen. Interfaces' consent providers only present an `Ask`.
+`untrusted_output`, `read_path_argument`) and consent hooks, the interface, the sender's
+identity (owner or not, from the verified event, never from the model), `owner.share`, the
+session's grants, the files the sender sent in this turn, and the untrusted content the turn
+has seen. Interfaces' consent providers only present an `Ask`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal
 
 from larkbot.context import RequestContext
@@ -34,6 +38,28 @@ def _shared(share: Mapping[str, ShareRule], tool: str, sender: str) -> bool:
     return rule == "everyone" or (isinstance(rule, list) and sender in rule)
 
 
+def _reads_uploads_only(
+    tool: BaseTool, ctx: RequestContext, share: Mapping[str, ShareRule]
+) -> bool:
+    """A non-owner's private read that only the files they sent in this turn open."""
+    return (
+        not ctx.is_owner
+        and tool.private_data
+        and not tool.side_effect
+        and bool(ctx.uploads)
+        and tool.read_path_argument is not None
+        and not _shared(share, tool.name, ctx.sender_id)
+    )
+
+
+def _names_an_upload(tool: BaseTool, arguments: dict[str, Any], ctx: RequestContext) -> bool:
+    raw = arguments.get(tool.read_path_argument or "")
+    if not isinstance(raw, str) or not raw:
+        return False
+    # resolved as the file tools resolve it: `~`, `..` and symlinks cannot point elsewhere
+    return str(Path(os.path.expanduser(raw)).resolve(strict=False)) in ctx.uploads
+
+
 def access(tool: BaseTool, ctx: RequestContext | None, share: Mapping[str, ShareRule]) -> Decision:
     """Whether this sender may use `tool` at all (what the model is shown; what history hides)."""
     if ctx is None:
@@ -50,6 +76,8 @@ def access(tool: BaseTool, ctx: RequestContext | None, share: Mapping[str, Share
     if tool.private_data:
         if _shared(share, tool.name, ctx.sender_id):
             return Allow("opened by owner.share")
+        if _reads_uploads_only(tool, ctx, share):
+            return Allow("the sender's own uploads of this turn only")
         return Refuse(
             f"refused: {tool.name} reads the owner's private data and the owner has not "
             "shared it with this user. Tell the user you cannot look this up for them."
@@ -72,6 +100,12 @@ def decide(
     verdict = access(tool, ctx, share)
     if ctx is None or isinstance(verdict, Refuse):
         return verdict
+    if _reads_uploads_only(tool, ctx, share) and not _names_an_upload(tool, arguments, ctx):
+        names = ", ".join(Path(p).name for p in ctx.uploads)
+        return Refuse(
+            f"refused: {tool.name} may read only the files this user sent with their message "
+            f"({names}); the owner's other files are private. Tell the user you cannot."
+        )
     try:
         prompt = tool.consent_check(**arguments)
         always = bool(tool.consent_always(**arguments)) if prompt else False
@@ -122,6 +156,13 @@ class Policy:
             return ctx is not None and self.grants.is_granted(ctx.session_id, scope, ctx.sender_id)
 
         return decide(tool, arguments, ctx, self._share(), granted)
+
+    def may_see_results(self, tool: BaseTool, ctx: RequestContext) -> bool:
+        """Whether stored results of `tool` in a shared history are shown to this sender.
+
+        Their own uploads open no one's past results: only the tool use itself decides.
+        """
+        return isinstance(access(tool, replace(ctx, uploads=()), self._share()), Allow)
 
     def visible(self, tools: Sequence[BaseTool], ctx: RequestContext) -> list[BaseTool]:
         """Only the tools this sender may use are shown to the model (none if that fails)."""

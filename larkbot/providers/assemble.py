@@ -85,6 +85,7 @@ class ThinkFilter:
     def __init__(self) -> None:
         self._state = "start"  # start -> thinking -> trim -> pass, or start -> pass
         self._buf = ""
+        self.thought = ""  # the text inside the <think> block, once closed (or at flush)
 
     def feed(self, text: str) -> str:
         """Return the part of `text` that belongs to the answer."""
@@ -111,17 +112,26 @@ class ThinkFilter:
         if end < 0:
             return ""
         rest = self._buf[end + len(_CLOSE) :]
+        self.thought = self._buf[:end].strip()
         self._state, self._buf = "trim", ""
         return self.feed(rest)
 
     def flush(self) -> str:
         """What is left at the end (an unfinished `<think>` prefix was answer text after all)."""
         out = self._buf if self._state == "start" else ""
+        if self._state == "thinking":
+            self.thought = self._buf.strip()
         self._buf = ""
         return out
 
 
+def split_think(text: str) -> tuple[str, str]:
+    """(answer, thought) of a whole reply that may open with a `<think>…</think>` block."""
+    f = ThinkFilter()
+    answer = f.feed(text) + f.flush()
+    return answer, f.thought
+
+
 def strip_think(text: str) -> str:
     """Remove a leading `<think>…</think>` block from a whole answer."""
-    f = ThinkFilter()
-    return f.feed(text) + f.flush()
+    return split_think(text)[0]

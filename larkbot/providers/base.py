@@ -62,17 +62,26 @@ class TextChunk:
 
 
 @dataclass(frozen=True)
+class ReasoningChunk:
+    """A piece of the model's chain of thought, as streamed (never part of the answer)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Completion:
-    """A whole model reply: text, tool calls and why it stopped."""
+    """A whole model reply: text, tool calls, why it stopped, its reasoning and token usage."""
 
     text: str
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
+    reasoning: str = ""  # the chain of thought (reasoning_content / reasoning / <think>)
+    model: str = ""  # the model that answered (a fallback's, after a switch)
 
 
-StreamEvent = TextChunk | ToolCall | Completion
-"""`stream()` yields TextChunks as they arrive, then each ToolCall, then one final Completion."""
+StreamEvent = TextChunk | ReasoningChunk | ToolCall | Completion
+"""`stream()` yields Text/ReasoningChunks as they arrive, then each ToolCall, then a Completion."""
 
 
 class ChatProvider(Protocol):

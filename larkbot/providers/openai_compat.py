@@ -15,9 +15,17 @@ import httpx
 from larkbot.config import LLMConfig
 from larkbot.errors import ProviderError
 from larkbot.logs import get_logger
-from larkbot.providers.assemble import ThinkFilter, ToolCallAssembler, strip_think
-from larkbot.providers.base import Completion, Message, StreamEvent, TextChunk, ToolCall
+from larkbot.providers.assemble import ThinkFilter, ToolCallAssembler, split_think
+from larkbot.providers.base import (
+    Completion,
+    Message,
+    ReasoningChunk,
+    StreamEvent,
+    TextChunk,
+    ToolCall,
+)
 from larkbot.providers.sse import sse_payloads
+from larkbot.providers.wire import Wire, reasoning_of
 
 log = get_logger(__name__)
 
@@ -28,6 +36,12 @@ MAX_RETRY_AFTER = 30.0  # seconds; a longer Retry-After fails at once instead of
 class _Retry(Exception):
     def __init__(self, error: ProviderError, wait: float | None = None) -> None:
         self.error, self.wait = error, wait
+
+
+def _completions_url(base_url: str) -> str:
+    """{base_url}/chat/completions, keeping a query (Azure's ?api-version=…) at the end."""
+    base, _, query = base_url.partition("?")
+    return base.rstrip("/") + "/chat/completions" + (f"?{query}" if query else "")
 
 
 def _error_message(body: bytes) -> str:
@@ -72,27 +86,16 @@ class OpenAICompatProvider:
         self.http = http
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
-        self.url = cfg.base_url.rstrip("/") + "/chat/completions"
+        self.wire = Wire.for_config(cfg)
+        self.url = _completions_url(cfg.base_url)
 
     def _payload(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, stream: bool
     ) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.cfg.model, "messages": list(messages)}
-        payload["stream"] = stream
-        if tools:
-            payload["tools"] = list(tools)
-        if self.cfg.temperature is not None:
-            payload["temperature"] = self.cfg.temperature
-        if self.cfg.max_tokens is not None:
-            payload["max_tokens"] = self.cfg.max_tokens
-        return payload
+        return self.wire.payload(messages, tools, stream)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = self.cfg.api_key.get_secret_value()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+        return self.wire.headers()
 
     def _status_error(self, status: int, body: bytes, headers: httpx.Headers) -> Exception:
         msg = _error_message(body)
@@ -110,12 +113,15 @@ class OpenAICompatProvider:
             )
         if status in RETRY_STATUSES or status >= 500:
             wait = _retry_after(headers)
-            err = ProviderError(f"The LLM endpoint failed (HTTP {status}: {msg}).", status)
+            err = ProviderError(
+                f"The LLM endpoint failed (HTTP {status}: {msg}).", status, retryable=True
+            )
             if wait is not None and wait > MAX_RETRY_AFTER:
                 return ProviderError(
                     f"The LLM endpoint is rate limiting (HTTP {status}); it asks to wait "
                     f"{wait:.0f} s. Try again later. ({msg})",
                     status,
+                    retryable=True,
                 )
             return _Retry(err, wait)
         hint = " Check llm.model." if "model" in msg.lower() else ""
@@ -135,7 +141,7 @@ class OpenAICompatProvider:
             )
         else:
             text = f"The connection to the LLM endpoint {base} broke ({type(err).__name__}: {err})."
-        return _Retry(ProviderError(text))
+        return _Retry(ProviderError(text, retryable=True))
 
     def _backoff(self, attempt: int, hint: float | None) -> float:
         if hint is not None:
@@ -175,7 +181,7 @@ class OpenAICompatProvider:
                 raise self._transport_error(err) from err
             if resp.status_code >= 400:
                 raise self._status_error(resp.status_code, resp.content, resp.headers)
-            return parse_completion(resp.content)
+            return parse_completion(resp.content, self.cfg.model)
 
         result: Completion = await self._retrying(attempt)
         return result
@@ -217,14 +223,16 @@ class OpenAICompatProvider:
                 raise self._status_error(resp.status_code, await resp.aread(), resp.headers)
             if "text/event-stream" not in resp.headers.get("content-type", "text/event-stream"):
                 # a server that ignored stream=true and answered with one JSON body
-                done = parse_completion(await resp.aread())
+                done = parse_completion(await resp.aread(), self.cfg.model)
+                if done.reasoning:
+                    yield ReasoningChunk(done.reasoning)
                 if done.text:
                     yield TextChunk(done.text)
                 for call in done.tool_calls:
                     yield call
                 yield done
                 return
-            async for event in _events(sse_payloads(resp.aiter_lines())):
+            async for event in _events(sse_payloads(resp.aiter_lines()), self.cfg.model):
                 yield event
         except httpx.TransportError as err:
             raise self._transport_error(err) from err
@@ -232,10 +240,11 @@ class OpenAICompatProvider:
             await resp.aclose()
 
 
-async def _events(payloads: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
+async def _events(payloads: AsyncIterator[str], model: str) -> AsyncIterator[StreamEvent]:
     assembler = ToolCallAssembler()
     think = ThinkFilter()
     text: list[str] = []
+    reasoning: list[str] = []
     finish: str | None = None
     usage: dict[str, Any] | None = None
     async for data in payloads:
@@ -247,6 +256,10 @@ async def _events(payloads: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or choice.get("message") or {}
+            thought = reasoning_of(delta)
+            if thought:
+                reasoning.append(thought)
+                yield ReasoningChunk(thought)
             content = delta.get("content")
             if isinstance(content, str) and content:
                 piece = think.feed(content)
@@ -262,7 +275,9 @@ async def _events(payloads: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
     calls = assembler.calls()
     for call in calls:
         yield call
-    yield Completion("".join(text), calls, finish or ("tool_calls" if calls else "stop"), usage)
+    finish = finish or ("tool_calls" if calls else "stop")
+    thought = "".join(reasoning) or think.thought
+    yield Completion("".join(text), calls, finish, usage, thought, model)
 
 
 def _json_chunk(data: str) -> dict[str, Any]:
@@ -278,7 +293,7 @@ def _json_chunk(data: str) -> dict[str, Any]:
     return chunk
 
 
-def parse_completion(body: bytes) -> Completion:
+def parse_completion(body: bytes, model: str = "") -> Completion:
     """Parse a non-streamed Chat Completions body, tolerating missing fields."""
     try:
         data = json.loads(body)
@@ -294,11 +309,12 @@ def parse_completion(body: bytes) -> Completion:
     choice = choices[0] if isinstance(choices[0], dict) else {}
     message = choice.get("message") or {}
     content = message.get("content")
-    text = strip_think(content) if isinstance(content, str) else ""
+    text, thought = split_think(content) if isinstance(content, str) else ("", "")
     calls: list[ToolCall] = []
     for raw in message.get("tool_calls") or []:
         fn = raw.get("function") or {}
         if fn.get("name"):
             calls.append(ToolCall.from_raw(raw.get("id"), fn["name"], fn.get("arguments")))
     finish = choice.get("finish_reason") or ("tool_calls" if calls else "stop")
-    return Completion(text, calls, finish, data.get("usage"))
+    reasoning = reasoning_of(message) or thought
+    return Completion(text, calls, finish, data.get("usage"), reasoning, model)

@@ -4,6 +4,8 @@ Text deltas open a TEXT_MESSAGE when none is open and any other event closes it,
 reads START, CONTENT…, END around each stretch of text. Tool calls become START/ARGS/END when
 they start and RESULT when they finish (a refused call, which never starts, gets all four).
 ui_card's A2UI payload becomes CUSTOM `a2ui`; a Lark card payload is not sent on the web.
+Thinking (ThinkingDelta, only where `llm.show_thinking` allows) opens a REASONING span the same
+way: REASONING_START, REASONING_MESSAGE_START, CONTENT…, then both ENDs before anything else.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from typing import Any
 from ag_ui.core import (
     BaseEvent,
     CustomEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     RunErrorEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -36,6 +43,7 @@ from larkbot.events import (
     ErrorEvent,
     FinalAnswer,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     UiPayload,
@@ -64,6 +72,7 @@ class RunTranslator:
         self.run_id = run_id
         self.file_url = file_url
         self.message_id: str | None = None
+        self.reasoning_id: str | None = None
         self.started: set[str] = set()
 
     def started_event(self) -> list[BaseEvent]:
@@ -78,12 +87,23 @@ class RunTranslator:
         ]
 
     def close_text(self) -> list[BaseEvent]:
-        """TEXT_MESSAGE_END for the open message, if any."""
-        if self.message_id is None:
-            return []
-        end = TextMessageEndEvent(message_id=self.message_id)
-        self.message_id = None
-        return [end]
+        """The ENDs of the open text message and reasoning span, if any."""
+        out: list[BaseEvent] = []
+        if self.reasoning_id is not None:
+            rid, self.reasoning_id = self.reasoning_id, None
+            out += [ReasoningMessageEndEvent(message_id=rid), ReasoningEndEvent(message_id=rid)]
+        if self.message_id is not None:
+            out.append(TextMessageEndEvent(message_id=self.message_id))
+            self.message_id = None
+        return out
+
+    def _thinking(self, text: str) -> list[BaseEvent]:
+        out: list[BaseEvent] = []
+        if self.reasoning_id is None:
+            out = self.close_text()
+            self.reasoning_id = rid = f"think_{uuid.uuid4().hex[:16]}"
+            out += [ReasoningStartEvent(message_id=rid), ReasoningMessageStartEvent(message_id=rid)]
+        return [*out, ReasoningMessageContentEvent(message_id=self.reasoning_id, delta=text)]
 
     def custom(self, name: str, value: Any) -> list[BaseEvent]:
         """A CUSTOM event (after closing any open text)."""
@@ -95,8 +115,10 @@ class RunTranslator:
 
     def translate(self, event: AgentEvent) -> list[BaseEvent]:
         """The AG-UI events for one agent event (possibly none)."""
+        if isinstance(event, ThinkingDelta):
+            return self._thinking(event.text)
         if isinstance(event, TextDelta):
-            out: list[BaseEvent] = []
+            out: list[BaseEvent] = self.close_text() if self.reasoning_id else []
             if self.message_id is None:
                 self.message_id = f"msg_{uuid.uuid4().hex[:16]}"
                 out.append(TextMessageStartEvent(message_id=self.message_id, role="assistant"))

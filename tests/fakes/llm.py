@@ -23,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 EXHAUSTED = "(FakeLLM: no scripted reply left)"
+DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 
 @dataclass
@@ -55,9 +56,13 @@ class Reply:
     interleave: bool = False  # alternate the argument fragments of several calls
     byte_chunk: int = 0  # write the SSE body in pieces of this many bytes (splits UTF-8)
     reasoning: str = ""  # sent as `reasoning_content` deltas before the text
+    reasoning_field: str = "reasoning_content"  # vLLM and Ollama say "reasoning"
+    finish_reason: str | None = None  # override (Ollama-like servers say "stop" after tool calls)
+    calls_in_one_delta: bool = False  # every tool call whole in one delta (Ollama-like)
     omit_index: bool = False
     omit_finish_reason: bool = False
     usage_chunk: bool = True  # a final chunk with empty `choices` and usage (OpenAI style)
+    usage: dict[str, Any] | None = None  # the usage object sent (default: 10 + 5 tokens)
     stream_error: bool = False  # cut the connection after the first chunk
 
 
@@ -82,9 +87,13 @@ def _pieces(text: str, size: int) -> list[str]:
 class FakeLLM:
     """The fake server; see the module docstring."""
 
-    def __init__(self, models: list[str] | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self, models: list[str] | None = None, api_key: str | None = None, port: int = 0
+    ) -> None:
         self.script: list[Reply] = []
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        # a provider's request rules: returns why a body is refused (answered 400), else None
+        self.validate: Callable[[dict[str, Any]], str | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.models = models if models is not None else ["gpt-4o-mini", "fake-model"]
@@ -93,7 +102,7 @@ class FakeLLM:
         self.transcript = "transcribed speech"  # what /v1/audio/transcriptions answers
         self.transcriptions: list[dict[str, Any]] = []  # model, file name, byte count
         self._runner: web.AppRunner | None = None
-        self.port = 0
+        self.port = port  # 0: any free port
 
     # -- scripting ---------------------------------------------------------------------------
 
@@ -132,7 +141,7 @@ class FakeLLM:
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = self._runner.addresses[0][1]
         return self
@@ -179,6 +188,10 @@ class FakeLLM:
         self.headers.append(dict(request.headers))
         if not self._authorised(request):
             return web.json_response({"error": {"message": "Incorrect API key"}}, status=401)
+        problem = self.validate(body) if self.validate else None
+        if problem:
+            err = {"error": {"message": problem, "type": "invalid_request_error"}}
+            return web.json_response(err, status=400)
         reply = self._next(body)
         if reply.delay:
             await asyncio.sleep(reply.delay)
@@ -234,6 +247,8 @@ def _tool_chunks(reply: Reply) -> list[dict[str, Any]]:
     if reply.omit_index:
         for d in ordered:
             d.pop("index", None)
+    if reply.calls_in_one_delta and ordered:
+        return [{"content": "", "tool_calls": ordered}]
     return [{"tool_calls": [d]} for d in ordered]
 
 
@@ -244,14 +259,15 @@ def _zip_longest(lists: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]
 
 def _chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
     out = [_chunk(model, {"role": "assistant", "content": ""})]
-    out += [_chunk(model, {"reasoning_content": p}) for p in _pieces(reply.reasoning, 8) if p]
+    field_name = reply.reasoning_field
+    out += [_chunk(model, {field_name: p}) for p in _pieces(reply.reasoning, 8) if p]
     out += [_chunk(model, {"content": p}) for p in _pieces(reply.text, reply.text_chunk) if p]
     out += [_chunk(model, d) for d in _tool_chunks(reply)]
-    finish = None if reply.omit_finish_reason else ("tool_calls" if reply.tool_calls else "stop")
-    if finish:
+    finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+    if not reply.omit_finish_reason:
         out.append(_chunk(model, {}, finish))
     if reply.usage_chunk:
-        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        usage = reply.usage or DEFAULT_USAGE
         out.append(
             {
                 "id": "chatcmpl-fake",
@@ -266,7 +282,7 @@ def _chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
 def _whole(reply: Reply, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.reasoning:
-        message["reasoning_content"] = reply.reasoning
+        message[reply.reasoning_field] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [
             {
@@ -278,12 +294,14 @@ def _whole(reply: Reply, model: str) -> dict[str, Any]:
         ]
     choice: dict[str, Any] = {"index": 0, "message": message}
     if not reply.omit_finish_reason:
-        choice["finish_reason"] = "tool_calls" if reply.tool_calls else "stop"
+        choice["finish_reason"] = reply.finish_reason or (
+            "tool_calls" if reply.tool_calls else "stop"
+        )
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [choice],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "usage": reply.usage or DEFAULT_USAGE,
     }

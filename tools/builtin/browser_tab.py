@@ -18,7 +18,7 @@ async def tab_list(session: BrowserSession) -> str:
     if not session.tabs:
         return "No tabs are open."
     lines = []
-    for tab in session.tabs.values():
+    for tab in list(session.tabs.values()):  # a popup may add a tab while a title is awaited
         mark = "*" if tab.id == session.current else " "
         title = (await title_of(tab))[:80]
         lines.append(f"{mark} {tab.id}  {tab.page.url}  {title!r}")

@@ -81,6 +81,7 @@ class FileReadTool(BaseTool):
     }
     fast_path = True
     private_data = True
+    read_path_argument = "path"  # a sender may read the files they sent (larkbot.policy)
     no_compress = True  # bounded here; indentation matters in code
 
     def __init__(self, rt: ToolRuntime) -> None:

@@ -149,7 +149,7 @@ function textOf(content) {
 
 // -- one run's events -------------------------------------------------------------------------
 function makeView() {
-  return { text: null, textValue: "", steps: new Map(), pending: false };
+  return { text: null, textValue: "", thinking: null, steps: new Map(), pending: false };
 }
 
 function apply(view, ev) {
@@ -172,6 +172,20 @@ function apply(view, ev) {
     case "TEXT_MESSAGE_END":
       if (view.text) setMarkdown(view.text, view.textValue);
       view.text = null;
+      break;
+    case "REASONING_MESSAGE_START": {
+      // the model's chain of thought: a collapsed panel, never part of the answer
+      const panel = node("details", "thinking");
+      panel.append(node("summary", null, `💭 ${t("thinking")}`), node("pre"));
+      $("messages").append(panel);
+      view.thinking = panel.querySelector("pre");
+      break;
+    }
+    case "REASONING_MESSAGE_CONTENT":
+      if (view.thinking) view.thinking.textContent += ev.delta;
+      break;
+    case "REASONING_MESSAGE_END":
+      view.thinking = null;
       break;
     case "TOOL_CALL_START":
       view.steps.set(ev.toolCallId, toolStep(ev.toolCallId, ev.toolCallName));
