@@ -1,7 +1,8 @@
 """History within a token budget: when it overflows, old turns become a model-written summary.
 
 The summary is appended to the session as a marker message followed by a copy of the turns
-kept verbatim, so the next load starts from the marker (older rows stay in the database). The
+kept verbatim, so the next load starts from the marker (older rows stay in the database); the
+marker records how many messages it copied, so `for_display` can show the session once. The
 note reaches the model inside the system prompt, which every provider accepts.
 """
 
@@ -17,7 +18,7 @@ from larkbot.storage.sessions import SessionStore
 
 log = get_logger(__name__)
 
-SUMMARY_KEY = "larkbot_summary"  # marks the summary message in a stored history
+SUMMARY_KEY = "larkbot_summary"  # marks the summary message; its value: messages copied after it
 MAX_DEFAULT_BUDGET = 48_000  # tokens; half of a 1M window per turn would cost a fortune
 LINE_CHARS = 1_500  # each message is cut to this many characters in the summariser's input
 SUMMARY_PROMPT = (
@@ -36,9 +37,24 @@ def history_budget(configured: int, context_tokens: int) -> int:
 def since_summary(history: list[Message]) -> tuple[str, list[Message]]:
     """(the latest summary note or "", the messages after it)."""
     for i in range(len(history) - 1, -1, -1):
-        if history[i].get(SUMMARY_KEY):
+        if SUMMARY_KEY in history[i]:
             return str(history[i].get("content") or ""), history[i + 1 :]
     return "", history
+
+
+def for_display(history: list[Message]) -> list[Message]:
+    """The stored history as the user had it: no summary markers, no copies of kept turns."""
+    out: list[Message] = []
+    skip = 0
+    for m in history:
+        if SUMMARY_KEY in m:
+            copied = m[SUMMARY_KEY]
+            skip = copied if type(copied) is int else 0
+        elif skip:
+            skip -= 1
+        else:
+            out.append(m)
+    return out
 
 
 def with_summary(system: Message, note: str) -> Message:
@@ -117,7 +133,7 @@ class HistoryBudget:
         except ProviderError as err:  # the turn goes on; nothing is lost from the database
             log.warning("history_summary_failed", session=session_id, error=str(err))
             return note, kept
-        marker: Message = {"role": "system", "content": fresh, SUMMARY_KEY: True}
+        marker: Message = {"role": "system", "content": fresh, SUMMARY_KEY: len(kept)}
         await self.store.append(session_id, [marker, *kept])
         log.info("history_summarised", session=session_id, turns=len(turns) - len(keep))
         return fresh, kept

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larkbot.history_budget import SUMMARY_PROMPT
+from larkbot.history_budget import SUMMARY_PROMPT, for_display
 from larkbot.model_status import status_text
+from larkbot.providers.fallback import RESTART_NOTE
 from larkbot.providers.tokens import messages_tokens
 from tests.fakes.llm import FakeLLM, Reply
 from tests.model_rig import model_rig
@@ -40,6 +41,48 @@ async def test_primary_500_three_times_then_the_fallback_answers_once(tmp_path: 
     assert "Last answer from: backup-model@" in status
     assert totals.requests == 1 and totals.currency == "CNY"
     assert abs(totals.cost - (10 * 1.0 + 5 * 2.0) / 1e6) < 1e-12
+
+
+async def test_an_answer_broken_mid_stream_is_restarted_by_the_fallback(tmp_path: Path) -> None:
+    async with FakeLLM() as primary, FakeLLM() as backup:
+        primary.reply_text("The first half and", stream_error=3)  # role, then text
+        backup.reply_text("The whole answer.")
+        rig = await model_rig(
+            tmp_path,
+            {
+                "base_url": primary.base_url,
+                "model": "m",
+                "fallbacks": [{"base_url": backup.base_url, "model": "b"}],
+            },
+        )
+        try:
+            answer, streamed, _ = await rig.turn("hello")
+            history = await rig.store.load("s1")
+        finally:
+            await rig.close()
+    assert answer == "The whole answer." and history[-1]["content"] == "The whole answer."
+    assert streamed.index(RESTART_NOTE) < streamed.index("The whole answer.")
+    assert len(primary.requests) == 1  # no retry once text was shown; the fallback starts over
+
+
+async def test_when_every_endpoint_fails_the_error_says_so(tmp_path: Path) -> None:
+    async with FakeLLM() as primary, FakeLLM() as backup:
+        primary.reply_error(503, "busy")
+        backup.reply_error(502, "bad gateway")
+        rig = await model_rig(
+            tmp_path,
+            {
+                "base_url": primary.base_url,
+                "model": "m",
+                "max_retries": 0,
+                "fallbacks": [{"base_url": backup.base_url, "model": "b"}],
+            },
+        )
+        try:
+            answer, _, _ = await rig.turn("hello")
+        finally:
+            await rig.close()
+    assert "HTTP 502" in answer and f"after 1 switch(es) from m@{primary.base_url}" in answer
 
 
 async def test_a_refusal_is_not_a_reason_to_switch(tmp_path: Path) -> None:
@@ -82,8 +125,13 @@ async def test_200_turn_session_stays_within_budget_with_a_summary(
         for n in range(200):
             answer, _, _ = await rig.turn(f"turn {n} " + "filler words here " * 10)
             assert answer.startswith(f"Noted turn {n}.")
+        stored = await rig.store.load("s1")
     finally:
         await rig.close()
+    # the web's view of the session shows every turn once, no markers, no copies of kept turns
+    shown = for_display(stored)
+    assert len(stored) > len(shown) == 400
+    assert [m["content"].split()[1] for m in shown[::2]] == [str(n) for n in range(200)]
     chats = [r for r in fake_llm.requests if r["messages"][0]["content"] != SUMMARY_PROMPT]
     assert len(chats) == 200 and summaries >= 5
     for body in chats:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from playwright.async_api import expect
+
 from larkbot.chat import TerminalView
 from larkbot.events import FinalAnswer, TextDelta, ThinkingDelta
+from tests.browser_harness import chromium
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
+from tests.test_web_browser import TIMEOUT, log_in, say
 from tests.web_harness import AUTH, kinds, sse_events, text_of, web_settings
 
 THOUGHT = "The user greets me; a short greeting back will do."
@@ -43,6 +47,24 @@ async def test_no_reasoning_events_when_thinking_is_not_shown(
     events = await web_turn(home, fake_llm, "never")
     assert not [k for k in kinds(events) if k.startswith("REASONING")]
     assert text_of(events) == "Hello!"
+
+
+async def test_the_page_shows_a_collapsed_thinking_panel(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("Hello!", reasoning=THOUGHT)
+    settings = web_settings(home, fake_llm.base_url, llm={"show_thinking": "dm"})
+    async with Served(settings) as s, chromium() as browser:
+        page = await browser.new_page()
+        await log_in(page, s.url("").rstrip("/"))
+        await say(page, "hi")
+        await expect(page.locator(".msg.assistant .body").last).to_have_text(
+            "Hello!", timeout=TIMEOUT
+        )
+        panel = page.locator("details.thinking")
+        await expect(panel).to_have_count(1)
+        assert await panel.get_attribute("open") is None  # collapsed until clicked
+        await expect(panel.locator("pre")).to_have_text(THOUGHT, use_inner_text=False)
+        await panel.locator("summary").click()
+        await expect(panel.locator("pre")).to_be_visible()
 
 
 def test_terminal_prints_the_thought_apart_from_the_answer() -> None:

@@ -17,10 +17,11 @@ import httpx
 from larkbot.config import LLMConfig
 from larkbot.errors import ProviderError
 from larkbot.logs import get_logger
-from larkbot.providers.base import Completion, Message, StreamEvent
+from larkbot.providers.base import Completion, Message, StreamEvent, TextChunk
 from larkbot.providers.openai_compat import OpenAICompatProvider
 
 log = get_logger(__name__)
+RESTART_NOTE = "\n\n[The model's answer broke off; a fallback model answers from the start:]\n\n"
 
 
 @dataclass
@@ -81,6 +82,8 @@ class FallbackChain:
     def _give_up_or_switch(self, index: int, err: ProviderError) -> bool:
         """True to try the next endpoint; False when `err` must reach the user."""
         if not err.retryable or index + 1 >= len(self.providers):
+            if index > 0:  # the user learns that every configured endpoint was tried
+                err.args = (f"{err} (after {index} switch(es) from {self.status.primary})",)
             return False
         here, there = _label(self.providers[index]), _label(self.providers[index + 1])
         log.warning("llm_fallback", from_model=here, to_model=there, error=str(err))
@@ -107,12 +110,16 @@ class FallbackChain:
     ) -> AsyncIterator[StreamEvent]:
         """Stream from the first endpoint that answers; a mid-answer failure also moves on."""
         for index, provider in enumerate(self.providers):
+            shown = False
             try:
                 async for event in provider.stream(messages, tools):
+                    shown = shown or isinstance(event, TextChunk)
                     yield event
             except ProviderError as err:
                 if not self._give_up_or_switch(index, err):
                     raise
+                if shown:  # the next endpoint starts over: say so rather than run texts together
+                    yield TextChunk(RESTART_NOTE)
                 continue
             self.status.last_model = _label(provider)
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,22 +25,16 @@ IMAGE_TOKENS = 1280
 CJK_RATIO, OTHER_RATIO = 0.6, 0.3
 
 
-def _is_cjk(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        0x3000 <= code <= 0x9FFF  # CJK punctuation, kana, unified ideographs
-        or 0xAC00 <= code <= 0xD7AF  # Hangul
-        or 0xF900 <= code <= 0xFAFF
-        or 0xFF00 <= code <= 0xFFEF  # full-width forms
-        or 0x20000 <= code <= 0x2FFFF
-    )
+# CJK punctuation, kana, unified ideographs; Hangul; compatibility ideographs; full-width forms;
+# the supplementary ideograph planes. One regex pass is ~10x faster than a per-character loop.
+_CJK = re.compile("[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002ffff]")
 
 
 def text_tokens(text: str) -> int:
     """Estimated tokens of a piece of text."""
     if not text:
         return 0
-    cjk = sum(1 for ch in text if _is_cjk(ch))
+    cjk = len(_CJK.findall(text))
     return math.ceil(cjk * CJK_RATIO + (len(text) - cjk) * OTHER_RATIO)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from larkbot.content_parts import text_of
+from larkbot.history_budget import for_display
 from larkbot.storage.sessions import Message
 from larkbot.web.handlers import error, service
 from larkbot.web.service import WebService
@@ -83,7 +84,7 @@ async def get_session(request: web.Request) -> web.Response:
     sid = _session_id(request)
     if sid is None:
         return error(404, "unknown session")
-    messages = await svc.app.core.store.load(sid, HISTORY_CHARS)
+    messages = for_display(await svc.app.core.store.load(sid, HISTORY_CHARS))
     running = svc.runs.by_session(sid)
     if not messages and running is None:
         return error(404, "unknown session")

@@ -63,7 +63,7 @@ class Reply:
     omit_finish_reason: bool = False
     usage_chunk: bool = True  # a final chunk with empty `choices` and usage (OpenAI style)
     usage: dict[str, Any] | None = None  # the usage object sent (default: 10 + 5 tokens)
-    stream_error: bool = False  # cut the connection after the first chunk
+    stream_error: int = 0  # cut the connection after this many chunks (True: the first)
 
 
 def _call_wire(call: FakeToolCall, index: int, args: str, head: bool) -> dict[str, Any]:
@@ -210,7 +210,8 @@ class FakeLLM:
             for c in _chunks(reply, model)
         ] + [b"data: [DONE]\n\n"]
         if reply.stream_error:
-            await resp.write(events[0])
+            for piece in events[: int(reply.stream_error)]:
+                await resp.write(piece)
             assert request.transport is not None
             request.transport.close()
             return resp
