@@ -20,6 +20,7 @@ import httpx
 
 from larkbot.config import LiveSettings, parse_settings
 from larkbot.storage.db import Database
+from tests.shell_cases import EVERYDAY, FAMILIES
 from tests.test_shell_danger import DANGEROUS, SAFE
 from tools.builtin._shell_danger import analyse, classify, join_continuations
 from tools.runtime import ToolRuntime
@@ -83,9 +84,56 @@ async def _round_trips(n: int = 50) -> list[float]:
     return times
 
 
+def _worst_nested() -> list[tuple[str, str]]:
+    """The inputs that were cubic (nested if/while), at the largest size the classifier parses."""
+    depth = 950  # ~20 KB, ~1,000 levels deep
+    return [
+        ("nested while", "while true; do " * depth + "rm -rf build" + "; done" * depth),
+        ("nested if", "if true; then " * depth + "ls" + "; fi" * depth),
+    ]
+
+
+def _per_call_us(command: str, runs: int = 5) -> float:
+    """Median µs of one uncached classification of `command`."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        analyse(join_continuations(command), 0, None)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e6
+
+
+def _family_table() -> None:
+    """Misses per family (and false alarms on everyday commands): classifier vs baseline."""
+    print("attack table by family: missed by the classifier / by the naive baseline")
+    for family, commands in FAMILIES.items():
+        ours = sum(1 for c in commands if classify(c) is None)
+        base = sum(1 for c in commands if not naive(c))
+        print(f"  {family:<50} {len(commands):>3} rows: {ours:>3} / {base:>3}")
+    rows = sum(len(c) for c in FAMILIES.values())
+    ours = sum(1 for cs in FAMILIES.values() for c in cs if classify(c) is None)
+    base = sum(1 for cs in FAMILIES.values() for c in cs if not naive(c))
+    ours_false = sum(1 for c in EVERYDAY if classify(c) is not None)
+    base_false = sum(1 for c in EVERYDAY if naive(c))
+    print(
+        f"  total: {rows} dangerous rows, classifier misses {ours}, baseline misses {base}; "
+        f"false alarms on {len(EVERYDAY)} everyday commands: classifier {ours_false}, "
+        f"baseline {base_false}"
+    )
+
+
 def main() -> None:
     """Print the figures."""
     commands = [c for c, _ in DANGEROUS] + SAFE
+    normal = statistics.median(_per_call_us(c, 3) for c in commands)
+    print(f"classifier per command, normal input: median {normal:.0f} µs")
+    for name, command in _worst_nested():
+        worst = _per_call_us(command)
+        print(
+            f"classifier on the worst input ({name}, {len(command) / 1024:.0f} KB): "
+            f"{worst / 1000:.1f} ms = {worst / normal:.0f}x a normal command"
+        )
+    _family_table()
     uncached = _rate(lambda c: analyse(join_continuations(c), 0, None), commands)
     cached = _rate(classify, commands, 0.5)
     baseline = _rate(naive, commands)

@@ -325,13 +325,17 @@ class Agent:
     ) -> AsyncIterator[AgentEvent]:
         """Check calls one by one (consent questions are asked in order), then run them together."""
         approved: list[tuple[ToolCall, BaseTool]] = []
-        for call in calls:
+        cap = self.settings.agent.max_tool_calls_per_reply
+        for index, call in enumerate(calls):
             verdict: Verdict | None = None
-            async for item in self.gate.check(call, ctx):
-                if isinstance(item, Verdict):
-                    verdict = item
-                else:
-                    yield item
+            if index >= cap:  # one reply must not start 150 shells at once
+                verdict = Verdict(None, _over_cap(cap, len(calls)))
+            else:
+                async for item in self.gate.check(call, ctx):
+                    if isinstance(item, Verdict):
+                        verdict = item
+                    else:
+                        yield item
             assert verdict is not None
             if verdict.tool is None:
                 error = error_result(verdict.refusal or "refused")
@@ -376,6 +380,14 @@ def untrusted_source(call: ToolCall) -> str:
     """How a card names an untrusted result: the tool and what it was asked for."""
     subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
     return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
+
+
+def _over_cap(cap: int, asked: int) -> str:
+    return (
+        f"refused: this reply asked for {asked} tool calls and at most {cap} run per reply "
+        "(agent.max_tool_calls_per_reply); this one did not run. Make the calls still needed "
+        "in your next reply."
+    )
 
 
 def _max_steps_note(steps: int, user_input: str) -> str:

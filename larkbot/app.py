@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import time
 from collections.abc import Awaitable, Callable
@@ -14,12 +15,13 @@ from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.client import LarkClient
-from larkbot.lark.commands import Commands
+from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands
 from larkbot.lark.dispatcher import Dispatcher
 from larkbot.lark.inbound import MESSAGE_EVENT, normalize
 from larkbot.lark.journal import open_journal
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
+from larkbot.lark.render import reply_uuid, text_content
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
@@ -101,6 +103,16 @@ class App:
                 hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
                 "events are verified and acknowledged, but the bot cannot reply",
             )
+        if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
+            log.warning(
+                "lark_events_unsigned",
+                problem="lark.encrypt_key is not set: Lark sends events without a signature, "
+                "so a captured or forged event cannot be told from a fresh one",
+                effect="until it is set, nobody's message has owner powers here: no tools with "
+                "side effects, no private data, no /claim, card buttons do nothing",
+                hint="set lark.encrypt_key (Lark console → Events & Callbacks → Encryption "
+                "strategy), or use lark.mode: websocket",
+            )
         self.journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
         self.owners = Owners(core.db, s.owner.open_ids)
         self.audit = AuditLog(core.db)
@@ -130,6 +142,8 @@ class App:
             lark=lambda: self.settings.lark,
             inputs=inputs,
             sessions=core.store,
+            limits=lambda: self.settings.limits,
+            notify=self._notify,
         )
         for hook in self.on_start:
             await hook()
@@ -156,6 +170,17 @@ class App:
                 "group @-mentions are not recognised until this works (restart to retry)",
             )
 
+    async def _notify(self, msg: Any, text: str) -> None:
+        """A short text reply outside any turn (e.g. why a message is not answered)."""
+        if self.client is not None:
+            await self.client.reply(
+                msg.message_id,
+                "text",
+                text_content(text),
+                uuid=reply_uuid(msg.message_id, "notice"),
+                reply_in_thread=bool(msg.thread_id),
+            )
+
     def _view(self, msg: Any, ctx: Any) -> TurnView:
         if self.view_factory is None:
             self.view_factory = self._default_view_factory()
@@ -174,13 +199,17 @@ class App:
                 pass
         return lambda msg, ctx: PlainReplyView(client, msg)
 
-    async def submit(self, envelope: dict[str, Any]) -> Any:
-        """Hand an authenticated event envelope to the pipeline (webhook and long connection)."""
+    async def submit(self, envelope: dict[str, Any], signed: bool = True) -> Any:
+        """Hand an authenticated event envelope to the pipeline (webhook and long connection).
+
+        `signed` False: a webhook event without a signature (no lark.encrypt_key), whose
+        freshness nobody can check; its turn runs with no owner powers.
+        """
         if not self.ready:  # e.g. SIGTERM arrived while the body was read: never 200 and drop
             raise NotAccepting("not ready")
         event_type = envelope.get("header", {}).get("event_type")
         if event_type == CARD_ACTION_TRIGGER:  # long connection: card actions come this way
-            return await self.handle_card(envelope)
+            return await self.handle_card(envelope, signed)
         if event_type == RECALLED:  # its queued or running turn stops, unanswered
             message_id = str((envelope.get("event") or {}).get("message_id") or "")
             return "recalled" if self.dispatcher.cancel(message_id, "recalled") else "ignored"
@@ -199,6 +228,8 @@ class App:
             return "ignored"
         if msg is None:
             return "ignored"
+        if not signed:
+            msg = dataclasses.replace(msg, signed=False)
         if self.client is None:
             log.warning("lark_reply_impossible", reason="lark.app_id/app_secret not configured")
             return "unconfigured"
@@ -212,10 +243,12 @@ class App:
         if not task.cancelled() and task.exception() is not None:
             log.warning("lark_background_failed", exc_info=task.exception())
 
-    async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
+    async def handle_card(self, envelope: dict[str, Any], signed: bool = True) -> dict[str, Any]:
         """A verified `card.action.trigger`; the cards helper installs `card_handler`."""
         if self.card_handler is None:
             return {}
+        if not signed:  # an Approve click nobody can prove fresh must not approve anything
+            return {"toast": {"type": "error", "content": UNSIGNED_REFUSAL}}
         return await self.card_handler(envelope)
 
     async def _sweep(self) -> None:

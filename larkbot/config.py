@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from larkbot.config_sections import (
     BrowserConfig,
     ComputerUseConfig,
     FallbackConfig,
+    LimitsConfig,
     PriceConfig,
     ProviderName,
     Section,
@@ -30,6 +32,12 @@ class ServerConfig(Section):
     port: int = Field(8080, ge=0, le=65535)
     drain_seconds: float = Field(30.0, gt=0)
     body_read_seconds: float = Field(10.0, gt=0)
+    # a connection that has not sent a whole request header by then is closed
+    header_timeout_seconds: float = Field(10.0, gt=0)
+    idle_timeout_seconds: float = Field(60.0, gt=0)  # keep-alive with no request: closed
+    max_connections: int = Field(256, ge=1)  # also kept below half the descriptor limit
+    # request bodies held in memory before their signature is checked, all requests together
+    unverified_body_bytes: int = Field(8 * 1024 * 1024, ge=1024 * 1024)
 
 
 class LarkConfig(Section):
@@ -174,6 +182,7 @@ class AgentConfig(Section):
     fast_path: bool = False
     history_max_chars: int = Field(60_000, ge=1000)
     history_max_tokens: int = Field(0, ge=0)  # 0: half the model's context window
+    max_tool_calls_per_reply: int = Field(16, ge=1, le=128)  # the rest refused, with a reason
     system_prompt_extra: str = ""
 
 
@@ -225,6 +234,7 @@ class Settings(Section):
     web: WebConfig = Field(default_factory=WebConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
     computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
     home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
     source: Path | None = Field(default=None, exclude=True)
     unset_vars: list[tuple[str, str]] = Field(default_factory=list, exclude=True)
@@ -255,12 +265,19 @@ def resolve_config_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, 
     return larkbot_home() / "config.yaml", False
 
 
+# Keys whose values are never echoed in an error: an unquoted numeric secret fails as "not a
+# string", and the message must not print it into a terminal or a log.
+_SECRET_KEY = re.compile(r"secret|token|key|passw|credential|auth|cookie|env|header", re.I)
+
+
 def _format_validation_error(err: ValidationError, source: Path | None) -> str:
     lines = [f"Invalid configuration{f' in {source}' if source else ''}:"]
     for e in err.errors()[:12]:
         key = ".".join(str(p) for p in e["loc"]) or "(top level)"
         got = e.get("input")
         shown = "" if isinstance(got, dict | list) or got is None else f" (got {got!r})"
+        if shown and any(_SECRET_KEY.search(str(p)) for p in e["loc"]):
+            shown = " (value not shown; quote it in YAML if it is a number)"
         if e["type"] == "extra_forbidden":
             lines.append(f"  {key}: unknown key — check its spelling against config.example.yaml")
         else:
@@ -300,7 +317,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        # the problem only: PyYAML's full message quotes the line, which may hold a secret
+        problem = getattr(err, "problem", None) or type(err).__name__
         raise ConfigError(
             f"Config file {path} is not valid YAML{where}: {problem}.\n"
             "  Fix: indent with spaces, put a space after each ':', and quote values that "

@@ -1,4 +1,4 @@
-"""Config sections kept out of config.py: web, browser, desktop, LLM fallbacks and prices."""
+"""Config sections kept out of config.py: web, browser, desktop, LLM fallbacks, prices, limits."""
 
 from __future__ import annotations
 
@@ -65,3 +65,13 @@ class PriceConfig(Section):
     output: float = Field(0.0, ge=0)
     cached_input: float | None = Field(None, ge=0)  # None: same as input
     currency: str = "USD"
+
+
+class LimitsConfig(Section):
+    """`limits:` what one non-owner (and one chat) may ask of the bot; owners are not limited."""
+
+    queued_per_sender: int = Field(3, ge=1)  # turns waiting or running for one non-owner
+    turns_per_minute_per_sender: int = Field(6, ge=1)
+    queued_per_chat: int = Field(10, ge=1)  # non-owners' turns waiting or running in one chat
+    turns_per_minute_per_chat: int = Field(20, ge=1)
+    owner_reserved_turns: int = Field(2, ge=0)  # of lark.max_concurrent_turns, owners' only

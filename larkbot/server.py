@@ -14,6 +14,7 @@ from aiohttp import web
 from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
+from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
 from larkbot.lark.webhook import (
     MAX_BODY_BYTES,
     UNAUTHENTICATED,
@@ -26,27 +27,45 @@ from larkbot.preflight import check_port, check_writable, port_error
 
 log = get_logger("larkbot.server")
 APP_KEY = web.AppKey("larkbot_app", App)
+BUDGET_KEY = web.AppKey("larkbot_unverified_bodies", BodyBudget)
 
 
 class BodyTooLarge(Exception):
     """The request body is over the 1 MB cap."""
 
 
+class TooManyBodies(Exception):
+    """Unverified bodies already hold their whole memory budget (server.unverified_body_bytes)."""
+
+
 async def read_capped(
-    request: web.Request, limit: int = MAX_BODY_BYTES, within: float = 10.0
+    request: web.Request,
+    limit: int = MAX_BODY_BYTES,
+    within: float = 10.0,
+    budget: BodyBudget | None = None,
 ) -> bytes:
-    """The raw body, refusing (early, by Content-Length when given) anything over `limit`."""
+    """The raw body, refusing (early, by Content-Length when given) anything over `limit`.
+
+    With a `budget`, the bytes read count against it until this returns or fails: callers
+    verify the body at once, so unauthenticated senders together hold at most the budget.
+    """
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge
+    budget = budget or BodyBudget(limit)
     chunks: list[bytes] = []
     size = 0
-    async with asyncio.timeout(within):  # a trickling sender must not hold a handler
-        while chunk := await request.content.readany():
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge
-            chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        async with asyncio.timeout(within):  # a trickling sender must not hold a handler
+            while chunk := await request.content.readany():
+                if size + len(chunk) > limit:
+                    raise BodyTooLarge
+                if not budget.take(len(chunk)):
+                    raise TooManyBodies
+                size += len(chunk)
+                chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        budget.give(size)
 
 
 def _json(body: dict[str, Any], status: int = 200) -> web.Response:
@@ -58,9 +77,13 @@ async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | 
     if not app.ready:
         return _json({"msg": "not ready"}, 503)
     try:
-        raw = await read_capped(request, within=app.settings.server.body_read_seconds)
+        within = app.settings.server.body_read_seconds
+        raw = await read_capped(request, within=within, budget=request.app[BUDGET_KEY])
     except BodyTooLarge:
         return _json({"msg": "body too large"}, 413)
+    except TooManyBodies:
+        log.warning("unverified_body_budget_full")
+        return _json({"msg": "busy"}, 503)
     except TimeoutError:
         return _json({"msg": "request body too slow"}, 408)
     verify = verify_card_request if card else verify_event_request
@@ -81,7 +104,7 @@ async def handle_events(request: web.Request) -> web.Response:
         return checked
     app, outcome = checked
     try:
-        result = await app.submit(outcome.envelope)
+        result = await app.submit(outcome.envelope, signed=outcome.signed)
     except asyncio.CancelledError:
         raise
     except NotAccepting:  # draining: Lark redelivers (to another replica or after restart)
@@ -101,7 +124,7 @@ async def handle_card(request: web.Request) -> web.Response:
         return checked
     app, outcome = checked
     try:
-        return _json(await app.handle_card(outcome.envelope))
+        return _json(await app.handle_card(outcome.envelope, signed=outcome.signed))
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -137,6 +160,7 @@ def create_app(app: App) -> web.Application:
     """The aiohttp application serving `app` (body size is capped by `read_capped`)."""
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app[APP_KEY] = app
+    web_app[BUDGET_KEY] = BodyBudget(app.settings.server.unverified_body_bytes)
     web_app.router.add_post("/lark/events", handle_events)
     web_app.router.add_post("/lark/card", handle_card)
     web_app.router.add_get("/healthz", handle_health)
@@ -166,15 +190,25 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         log.error("start_failed", error=f"{type(err).__name__}: {err}", exc_info=True)
         return 1
     await warn_misconfiguration(app)
-    runner = web.AppRunner(create_app(app), access_log=None, handle_signals=False)
+    cfg = settings.server
+    runner = web.AppRunner(
+        create_app(app),
+        access_log=None,
+        handle_signals=False,
+        keepalive_timeout=cfg.idle_timeout_seconds,
+    )
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port)
+        limits = {
+            "cap": connection_cap(cfg.max_connections),
+            "header_timeout": cfg.header_timeout_seconds,
+        }
+        site = GuardedSite(runner, host, port, limits)
         try:
             await site.start()
         except OSError as err:  # taken between the check and now
             raise port_error(host, port, err) from None
-        log.info("serving", host=host, port=port)
+        log.info("serving", host=host, port=site.port, max_connections=limits["cap"])
         await stop.wait()
         log.info("draining", seconds=settings.server.drain_seconds)
         drained = await app.drain(settings.server.drain_seconds)

@@ -65,6 +65,19 @@ def test_error_names_the_key(home: Path) -> None:
         parse_settings({"llm": {"modle": "x"}})
 
 
+def test_config_errors_never_echo_secrets(home: Path, tmp_path: Path) -> None:
+    raw = {"lark": {"app_secret": 73915508, "encrypt_key": 4242424242}, "llm": {"api_key": 987654}}
+    with pytest.raises(ConfigError) as err:
+        parse_settings(raw)  # unquoted numbers: not strings, so refused
+    text = str(err.value)
+    assert "lark.app_secret" in text and "llm.api_key" in text and "quote it" in text
+    assert not any(s in text for s in ("73915508", "4242424242", "987654"))
+    bad = write(tmp_path / "bad.yaml", "lark:\n  app_secret: s3cr3t-value: oops\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(bad)
+    assert "line 2" in str(err.value) and "s3cr3t-value" not in str(err.value)
+
+
 def test_bad_yaml_and_missing_named_file(home: Path, tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.yaml", "llm: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML at line"):

@@ -8,11 +8,12 @@ CPU work left on the loop shows up as a slow health answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-
-from aiohttp import web
 
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
@@ -77,28 +78,46 @@ async def test_worst_answer_is_split_off_the_loop(
     assert worst < HEALTH_BUDGET, f"/healthz took {worst * 1000:.0f} ms"
 
 
-async def _page_server(html: str) -> tuple[web.AppRunner, str]:
-    body = html.encode()  # encoded once: the page server shares the loop being measured
+@contextlib.asynccontextmanager
+async def _page_server(html: str, directory: Path) -> AsyncIterator[str]:
+    """The page from another process (`python -m http.server`), so serving its 5 MB costs
+    the loop being measured nothing; yields its URL."""
+    (directory / "table.html").write_text(html)
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+        "--directory", str(directory),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/table.html"
+    try:
+        for _ in range(200):  # bounded: ~20 s on a loaded machine
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the page server did not start")
+        yield url
+    finally:
+        proc.kill()
+        await proc.wait()
 
-    async def page(request: web.Request) -> web.Response:
-        return web.Response(body=body, content_type="text/html", charset="utf-8")
 
-    app = web.Application()
-    app.router.add_get("/table", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    return runner, f"http://127.0.0.1:{port}/table"
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 async def test_worst_html_is_extracted_off_the_loop_with_a_budget(
-    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
     row = "<tr><td>cell one</td><td>cell two</td><td>3</td></tr>"
-    runner, url = await _page_server("<html><body><table>" + row * 95_000 + "</table></body>")
-    try:
+    page = "<html><body><table>" + row * 95_000 + "</table></body>"
+    async with _page_server(page, tmp_path) as url:
         fake_llm.add(Reply(tool_calls=[FakeToolCall("web_fetch", {"url": url})]))
         fake_llm.reply_text("read it")
         tools = {"web_fetch": {"allow_private_networks": True, "extract_seconds": 1}}
@@ -107,8 +126,6 @@ async def test_worst_html_is_extracted_off_the_loop_with_a_budget(
             return any("read it" in str(m["body"]) for m in f.sent)
 
         worst = await _run(home, fake_lark, fake_llm, finished, tools=tools)
-    finally:
-        await runner.cleanup()
     assert worst < HEALTH_BUDGET, f"/healthz took {worst * 1000:.0f} ms"
     seen = str(fake_llm.requests[-1]["messages"][-1]["content"])
     assert "plain text shown" in seen and "cell one" in seen  # the fallback answered in time

@@ -121,6 +121,19 @@ async def test_symlink_into_secrets_is_resolved(
     assert tool.consent_scope(path=str(link)) == tool.consent_scope(path=str(secrets / "github"))
 
 
+async def test_hard_link_into_secrets_is_judged_by_inode(
+    rt: ToolRuntime, secrets: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "notes.txt"  # the same file as the secret, under an innocent name
+    os.link(secrets / "github", link)
+    assert FileReadTool(rt).consent_check(path=str(link))
+    assert FileWriteTool(rt).consent_check(path=str(link), content="x")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("hello")
+    os.link(plain, tmp_path / "plain2.txt")  # a hard link, but not into the secrets
+    assert FileReadTool(rt).consent_check(path=str(plain)) is None
+
+
 async def test_write_creates_parents_and_appends(rt: ToolRuntime, tmp_path: Path) -> None:
     target = tmp_path / "deep" / "er" / "out.txt"
     tool = FileWriteTool(rt)

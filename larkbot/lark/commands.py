@@ -48,6 +48,12 @@ def parse_command(text: str) -> tuple[str, str] | None:
     return (name, rest.strip()) if name in COMMANDS else None
 
 
+UNSIGNED_REFUSAL = (
+    "This bot has no encrypt key, so it cannot verify that messages really come from Lark; "
+    "it does nothing on anyone's behalf until lark.encrypt_key is set."
+)
+
+
 class Commands:
     """Runs a parsed command and returns the text to reply."""
 
@@ -63,8 +69,9 @@ class Commands:
 
     async def run(self, name: str, arg: str, msg: InboundMessage, session_id: str) -> str:
         """Execute `name` for the sender of `msg` in `session_id`."""
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         if name == "/new":
-            if not msg.is_dm and not await self.owners.check(msg.sender_open_id):
+            if not msg.is_dm and not owner:
                 return (
                     "This group's conversation is shared by everyone here, so only an owner "
                     "of the bot can reset it."
@@ -72,12 +79,13 @@ class Commands:
             await self.reset(session_id)
             return "已开始新对话。" if arg == "zh" else "Started a fresh conversation."
         if name == "/whoami":
-            owner = await self.owners.check(msg.sender_open_id)
             role = "the owner of this bot" if owner else "not an owner of this bot"
             return f"Your open_id is {msg.sender_open_id}; you are {role}."
         if name == "/claim":
             if not arg:
                 return "Usage: /claim <code> (the pairing code is in the server log)."
+            if not msg.signed:
+                return UNSIGNED_REFUSAL
             result = await self.owners.claim(msg.sender_open_id, arg, msg.is_dm)
             return result.message
         if name == "/status":

@@ -6,19 +6,27 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from larkbot.config import LarkConfig
+from larkbot.config_sections import LimitsConfig
 from larkbot.context import RequestContext
-from larkbot.errors import LarkAPIError
 from larkbot.events import FinalAnswer
 from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command
+from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
+from larkbot.lark.routing import (
+    Queued,
+    abandon_view,
+    deliver,
+    enqueue_position,
+    session_id_for,
+    should_answer,
+)
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
@@ -26,39 +34,6 @@ from larkbot.storage.sessions import SessionStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
-
-
-def session_id_for(msg: InboundMessage) -> str:
-    """One session per chat; per thread when the message is in a thread (topic groups)."""
-    return f"lark:{msg.chat_id}:{msg.thread_id}" if msg.thread_id else f"lark:{msg.chat_id}"
-
-
-def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
-    """None when the bot should answer, else why it stays silent."""
-    if msg.is_dm or lark.group_policy == "all":
-        return None
-    if msg.mentions_bot:
-        return None
-    if msg.mentioned_all and lark.answer_at_all:
-        return None
-    return "group message without a mention of this bot"
-
-
-def _abandon(view: Any) -> None:
-    """A live progress card (streaming view) must not outlive its turn."""
-    abandon = getattr(view, "abandon", None)
-    if abandon is not None:
-        abandon()
-
-
-@dataclass
-class _Queued:
-    msg: InboundMessage
-    claimed: asyncio.Future[bool] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-    task: asyncio.Task[None] | None = None  # the running turn
-    stopped: str = ""  # why it must not run on or answer: "recalled" | "stopped"
 
 
 class Dispatcher:
@@ -75,6 +50,9 @@ class Dispatcher:
         lark: Callable[[], LarkConfig],
         inputs: TurnInputs | None = None,  # names, media, quotes; None: the text alone
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
+        limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
+        notify: Callable[[InboundMessage, str], Coroutine[Any, Any, None]]
+        | None = None,  # limit notices
         ack_budget: float = 0.05,
     ) -> None:
         self.agent = agent
@@ -87,13 +65,16 @@ class Dispatcher:
         self.sessions = sessions
         self._stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
         self.accepting = True
-        self._sem = asyncio.Semaphore(lark().max_concurrent_turns)
-        self._queues: dict[str, deque[_Queued]] = {}
+        self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
+        self.fair = SenderLimits(limits)
+        self.notify = notify
+        self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._claims: set[asyncio.Task[bool]] = set()
+        self._notices: set[asyncio.Task[None]] = set()
         # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
         # the journal hand them out again, but this replica must never run one twice.
-        self._held: dict[str, _Queued] = {}
+        self._held: dict[str, Queued] = {}
         self._heartbeat_task: asyncio.Task[None] | None = None
         self.ack_budget = ack_budget
 
@@ -110,9 +91,16 @@ class Dispatcher:
         if msg.message_id in self._held:  # a redelivery while its turn is still here
             return "duplicate"
         command = parse_command(msg.text)
-        if command is not None and command[0] == "/stop":
+        stop = command is not None and command[0] == "/stop"
+        owner = msg.signed and self.owners.is_owner(msg.sender_open_id)
+        counted = not owner and not stop  # /stop always gets through
+        if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
+            self._tell(msg, refusal)
+            return "limited"
+        if stop:
             self._stop_notes[msg.message_id] = await self._stop_session(msg)
-        item = self._enqueue(msg)  # synchronously, so the session keeps arrival order
+        # synchronously, so the session keeps arrival order
+        item = self._enqueue(msg, owner, counted)
         claim = asyncio.create_task(self._claim(item))
         self._claims.add(claim)
         claim.add_done_callback(self._claim_done)
@@ -124,7 +112,7 @@ class Dispatcher:
             return "queued (claim pending)"
         return "queued" if claimed else "duplicate"
 
-    async def _claim(self, item: _Queued) -> bool:
+    async def _claim(self, item: Queued) -> bool:
         try:
             claimed = await self.journal.claim(item.msg.message_id, item.msg.to_json())
         except BaseException:
@@ -162,7 +150,7 @@ class Dispatcher:
     async def _stop_session(self, msg: InboundMessage) -> str:
         """/stop: cancel this session's turns that the sender may stop (owners: any)."""
         queue = self._queues.get(session_id_for(msg), deque())
-        owner = await self.owners.check(msg.sender_open_id)
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         mine = [i for i in queue if owner or i.msg.sender_open_id == msg.sender_open_id]
         stopped = [i for i in mine if not i.stopped and self.cancel(i.msg.message_id, "stopped")]
         if stopped:
@@ -170,12 +158,27 @@ class Dispatcher:
         others = len(queue) > len(mine)
         return "Only an owner can stop someone else's answer." if others else "Nothing to stop."
 
+    def _tell(self, msg: InboundMessage, refusal: str) -> None:
+        """Say why a message is not answered (once a minute per sender), without waiting."""
+        log.info("lark_sender_limited", sender=msg.sender_open_id, chat_id=msg.chat_id)
+        if self.notify is None or not self.fair.should_notify(msg.sender_open_id):
+            return
+        task = asyncio.create_task(self.notify(msg, refusal), name="lark-limit-notice")
+        self._notices.add(task)  # a reference, so the task is not collected mid-way
+        task.add_done_callback(self._notice_done)
+
+    def _notice_done(self, task: asyncio.Task[None]) -> None:
+        self._notices.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("lark_limit_notice_failed", exc_info=task.exception())
+
     def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
-        self._enqueue(msg).claimed.set_result(True)
+        owner = msg.signed and self.owners.is_owner(msg.sender_open_id)
+        self._enqueue(msg, owner).claimed.set_result(True)
 
-    def _enqueue(self, msg: InboundMessage) -> _Queued:
-        item = _Queued(msg)
+    def _enqueue(self, msg: InboundMessage, owner: bool, counted: bool = False) -> Queued:
+        item = Queued(msg, owner=owner, counted=counted)
         self._held[msg.message_id] = item
         if self._heartbeat_task is None or self._heartbeat_task.done():
             self._heartbeat_task = asyncio.create_task(self._heartbeat(), name="lark-leases")
@@ -186,20 +189,27 @@ class Dispatcher:
             task = asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        queue.append(item)
+        queue.insert(enqueue_position(queue, owner), item)
         return item
 
-    async def _worker(self, sid: str, queue: deque[_Queued]) -> None:
+    def _forget(self, item: Queued) -> None:
+        """The item left its queue: no longer held here, no longer counted against its sender."""
+        self._held.pop(item.msg.message_id, None)
+        if item.counted:
+            item.counted = False
+            self.fair.finished(item.msg.sender_open_id, item.msg.chat_id)
+
+    async def _worker(self, sid: str, queue: deque[Queued]) -> None:
         try:
             while queue:
                 item = queue[0]
                 if await item.claimed:
                     await self._run_item(item, sid)
                 self._stop_notes.pop(item.msg.message_id, None)
-                self._held.pop(queue.popleft().msg.message_id, None)
+                self._forget(queue.popleft())
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
-                self._held.pop(item.msg.message_id, None)
+                self._forget(item)
                 if item.claimed.done() and item.claimed.result():
                     with contextlib.suppress(Exception):
                         await self.journal.release(item.msg.message_id)
@@ -208,11 +218,11 @@ class Dispatcher:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
 
-    async def _run_item(self, item: _Queued, sid: str) -> None:
+    async def _run_item(self, item: Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
         started = time.time()
         if not item.stopped:
-            async with self._sem:
+            async with self.slots.hold(item.owner):  # owners first; some slots theirs alone
                 item.task = asyncio.create_task(self._turn(item.msg, sid))
                 try:
                     await item.task
@@ -250,7 +260,8 @@ class Dispatcher:
             interface="lark",
             session_id=sid,
             sender_id=msg.sender_open_id,
-            is_owner=await self.owners.check(msg.sender_open_id),
+            # an unsigned event's sender is not proven: no owner powers (no side effects)
+            is_owner=msg.signed and await self.owners.check(msg.sender_open_id),
             chat_id=msg.chat_id,
             chat_type=msg.chat_type,
             thread_id=msg.thread_id,
@@ -266,43 +277,16 @@ class Dispatcher:
                 # Our lease lapsed (e.g. a busy loop) and another replica re-runs the message:
                 # its answer is the one the user gets; posting ours too would answer twice.
                 bound.warning("lark_claim_lost")
-                _abandon(view)
+                abandon_view(view)
                 return
-            if not await self._deliver(view, outcome, bound):
+            if not await deliver(view, outcome, bound):
                 await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
                 return
             await self._mark_done(msg.message_id)
             bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
         except asyncio.CancelledError:
-            _abandon(view)
+            abandon_view(view)
             raise
-
-    async def _deliver(self, view: Any, outcome: FinalAnswer | str, bound: Any) -> bool:
-        """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
-
-        A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
-        and its tools would run again, side effects included, to fail the same way.
-        """
-        try:
-            if isinstance(outcome, FinalAnswer):
-                await view.finish(outcome)
-            else:
-                await view.fail(outcome)
-            return True
-        except asyncio.CancelledError:
-            raise
-        except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
-            bound.error("lark_delivery_failed", code=err.code, error=str(err), hint=err.hint)
-        except Exception:
-            bound.error("lark_delivery_failed", exc_info=True)
-        try:
-            await view.fail("the answer could not be delivered.")
-            return True
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # Lark unreachable: the claim goes back for a later attempt
-            bound.warning("lark_failure_notice_failed", exc_info=True)
-            return False
 
     async def _still_ours(self, message_id: str) -> bool:
         """False only when the claim is provably no longer this replica's."""
@@ -388,6 +372,8 @@ class Dispatcher:
         await asyncio.gather(*pending, return_exceptions=True)
         if self._heartbeat_task is not None:  # the storage closes next
             await cancel_and_wait(self._heartbeat_task)
+        for notice in list(self._notices):  # the HTTP client closes next
+            await cancel_and_wait(notice)
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending

@@ -34,6 +34,9 @@ class InboundMessage:
     create_time: str = ""
     event_id: str = ""
     content: str = ""  # the message's content JSON (image/file keys, post elements)
+    # False: it came unsigned (webhook without lark.encrypt_key), so nobody can tell a fresh
+    # event from a replayed or forged one, and it gets no owner powers (no side effects)
+    signed: bool = True
 
     @property
     def is_dm(self) -> bool:

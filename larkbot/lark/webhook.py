@@ -55,6 +55,7 @@ class WebhookOutcome:
     body: dict[str, Any] = field(default_factory=dict)
     envelope: dict[str, Any] | None = None
     reason: str = ""
+    signed: bool = False  # X-Lark-Signature checked and fresh: the event is Lark's, and recent
 
     @property
     def event_type(self) -> str:
@@ -209,7 +210,7 @@ def _run(
     raw: bytes, headers: Mapping[str, str], lark: LarkConfig, now: float, card: bool
 ) -> WebhookOutcome:
     try:
-        payload, _, answer = _authenticate(raw, headers, lark, now)
+        payload, sig, answer = _authenticate(raw, headers, lark, now)
         if answer is not None:
             return WebhookOutcome(200, answer, reason=URL_VERIFICATION)
         envelope = parse_envelope(payload)
@@ -225,7 +226,7 @@ def _run(
         return WebhookOutcome(200, ok_body, reason="legacy v1 event ignored")
     if card and envelope["header"]["event_type"] != CARD_ACTION_TRIGGER:
         return WebhookOutcome(200, ok_body, reason="not a card action; ignored")
-    return WebhookOutcome(200, ok_body, envelope=envelope)
+    return WebhookOutcome(200, ok_body, envelope=envelope, signed=sig == "ok")
 
 
 def verify_event_request(

@@ -1,0 +1,91 @@
+"""A Lark message's place: its session, whether the bot answers it, its entry in the queue."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from larkbot.config import LarkConfig
+from larkbot.errors import LarkAPIError
+from larkbot.events import FinalAnswer
+from larkbot.lark.inbound import InboundMessage
+
+
+def session_id_for(msg: InboundMessage) -> str:
+    """One session per chat; per thread when the message is in a thread (topic groups)."""
+    return f"lark:{msg.chat_id}:{msg.thread_id}" if msg.thread_id else f"lark:{msg.chat_id}"
+
+
+def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
+    """None when the bot should answer, else why it stays silent."""
+    if msg.is_dm or lark.group_policy == "all":
+        return None
+    if msg.mentions_bot:
+        return None
+    if msg.mentioned_all and lark.answer_at_all:
+        return None
+    return "group message without a mention of this bot"
+
+
+def abandon_view(view: Any) -> None:
+    """A live progress card (streaming view) must not outlive its turn."""
+    abandon = getattr(view, "abandon", None)
+    if abandon is not None:
+        abandon()
+
+
+@dataclass
+class Queued:
+    """One accepted message in its session's queue."""
+
+    msg: InboundMessage
+    claimed: asyncio.Future[bool] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    task: asyncio.Task[None] | None = None  # the running turn
+    stopped: str = ""  # why it must not run on or answer: "recalled" | "stopped"
+    owner: bool = False  # the owners' lane: ahead of non-owners' waiting turns
+    counted: bool = False  # counted against its sender's and chat's limits until it leaves
+
+
+def enqueue_position(queue: deque[Queued], owner: bool) -> int:
+    """Where a new turn goes: last, or for an owner ahead of non-owners' turns still waiting.
+
+    The head (running, or about to) is never overtaken, so an owner waits at most one turn.
+    """
+    if not owner:
+        return len(queue)
+    for index in range(1, len(queue)):
+        if not queue[index].owner:
+            return index
+    return len(queue)
+
+
+async def deliver(view: Any, outcome: FinalAnswer | str, bound: Any) -> bool:
+    """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
+
+    A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
+    and its tools would run again, side effects included, to fail the same way.
+    """
+    try:
+        if isinstance(outcome, FinalAnswer):
+            await view.finish(outcome)
+        else:
+            await view.fail(outcome)
+        return True
+    except asyncio.CancelledError:
+        raise
+    except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
+        bound.error("lark_delivery_failed", code=err.code, error=str(err), hint=err.hint)
+    except Exception:
+        bound.error("lark_delivery_failed", exc_info=True)
+    try:
+        await view.fail("the answer could not be delivered.")
+        return True
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # Lark unreachable: the claim goes back for a later attempt
+        bound.warning("lark_failure_notice_failed", exc_info=True)
+        return False
