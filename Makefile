@@ -45,8 +45,10 @@ $(SYS_STAMP): | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/larkbot serve
 
-# The web page's two third-party ES modules are committed (users need no build step); this
-# re-fetches them from npm at the pinned versions, with their licence files.
+# The web page's third-party ES modules are committed (users need no build step); this
+# re-fetches DOMPurify and marked from npm at the pinned versions, and rebuilds the official
+# A2UI Lit renderer (web-vendor/package-lock.json pins it and Lit, Zod...) into one ES module
+# with esbuild, each with its licence files.
 DOMPURIFY_VERSION := 3.4.18
 MARKED_VERSION := 18.2.1
 WEB_VENDOR := larkbot/web/static/vendor
@@ -58,6 +60,11 @@ web-vendor:
 	&& sed '/sourceMappingURL/d' "$$tmp/m/package/lib/marked.esm.js" > $(WEB_VENDOR)/marked.esm.js \
 	&& cp "$$tmp/d/package/LICENSE" $(WEB_VENDOR)/LICENSE.dompurify \
 	&& cp "$$tmp/m/package/LICENSE" $(WEB_VENDOR)/LICENSE.marked
+	cd web-vendor && npm ci --silent --no-audit --no-fund --ignore-scripts \
+	  && node_modules/.bin/esbuild a2ui-lit-entry.js --bundle --format=esm --minify \
+	    --legal-comments=eof --metafile=node_modules/.a2ui-lit-meta.json \
+	    --outfile=../$(WEB_VENDOR)/a2ui-lit.js \
+	  && node licences.mjs node_modules/.a2ui-lit-meta.json > ../$(WEB_VENDOR)/LICENSE.a2ui-lit
 
 # pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
 test: $(DEV_STAMP) $(SYS_STAMP)

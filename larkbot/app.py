@@ -212,7 +212,7 @@ class App:
             return await self.handle_card(envelope, signed)
         if event_type == RECALLED:  # its queued or running turn stops, unanswered
             message_id = str((envelope.get("event") or {}).get("message_id") or "")
-            return "recalled" if self.dispatcher.cancel(message_id, "recalled") else "ignored"
+            return await self.dispatcher.recall(message_id)
         if event_type in WELCOME_EVENTS and self.client is not None:
             greet = self.welcomer.greet(event_type, envelope.get("event") or {})
             task = asyncio.create_task(greet, name="lark-welcome")

@@ -37,6 +37,8 @@ class BrowserConfig(Section):
     max_tabs_per_session: int = Field(8, ge=1, le=64)
     max_sessions: int = Field(8, ge=1, le=64)  # open contexts; the least recently used goes
     sandbox: Literal["auto", "on", "off"] = "auto"  # auto: Chromium's sandbox unless root
+    downloads: bool = False  # on: files a page downloads are kept per session and sent as files
+    max_download_mb: float = Field(25.0, gt=0, le=1024)  # larger downloads are deleted
 
 
 class ComputerUseConfig(Section):

@@ -39,10 +39,33 @@ Place order</button>
 <p id="picked">nothing picked</p>
 </body></html>"""
 
+DOWNLOADS = """<!doctype html><html><head><title>Files</title></head><body>
+<a href="/file/report.csv" download="../../report.csv">Monthly report</a>
+<a href="/file/big.bin" download>Big archive</a></body></html>"""
+BIG_DOWNLOAD_BYTES = 2 * 1024 * 1024
+
+
+async def _file(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    body = b"month,total\n2026-11,42\n" if name == "report.csv" else b"\0" * BIG_DOWNLOAD_BYTES
+    disposition = f'attachment; filename="{name}"'
+    return web.Response(body=body, headers={"Content-Disposition": disposition})
+
+
 JS_PAGE = """<!doctype html><html><head><title>App</title></head><body><div id="app">Loading</div>
 <script>setTimeout(() => { document.getElementById('app').innerHTML =
  '<h2>Rendered by JavaScript</h2><p>JS-ONLY-TEXT-8842 appears after the script runs.</p>'; }, 50);
 </script></body></html>"""
+
+
+BIG_PAGE = "<!doctype html><title>Catalogue</title>" + "".join(
+    f"<button>Catalogue item number {n}</button>" for n in range(600)
+)  # its snapshot is far over the result cap
+SW_PAGE = """<!doctype html><title>Worker</title><p id="sw">registering</p><script>
+navigator.serviceWorker.register('/sw.js').then(
+  r => { document.getElementById('sw').textContent = r ? 'sw registered' : 'sw blocked'; },
+  e => { document.getElementById('sw').textContent = 'sw failed ' + e; });
+</script>"""
 
 
 def ssrf_page(internal: str) -> str:
@@ -79,6 +102,7 @@ class Sites:
     public_port: int
     internal_port: int
     internal_hits: list[str] = field(default_factory=list)
+    worker_fetches: list[str] = field(default_factory=list)  # requests for /sw.js
 
     @property
     def base(self) -> str:
@@ -133,6 +157,12 @@ async def start_sites() -> Sites:
     async def redirect(_: web.Request) -> web.Response:
         raise web.HTTPFound(f"http://127.0.0.1:{internal_port}/secret?via=redirect")
 
+    worker_fetches: list[str] = []
+
+    async def worker(request: web.Request) -> web.Response:
+        worker_fetches.append(str(request.rel_url))
+        return web.Response(text="self.onfetch = () => {};", content_type="text/javascript")
+
     public_app = web.Application()
     public_app.router.add_get("/", _page(HOME))
     public_app.router.add_get("/second", _page("<title>Second</title>Page 2"))
@@ -140,12 +170,17 @@ async def start_sites() -> Sites:
     public_app.router.add_get("/js", _page(JS_PAGE))
     public_app.router.add_get("/ssrf", _page(ssrf_page(str(internal_port))))
     public_app.router.add_get("/redirect", redirect)
+    public_app.router.add_get("/downloads", _page(DOWNLOADS))
+    public_app.router.add_get("/file/{name}", _file)
+    public_app.router.add_get("/big", _page(BIG_PAGE))
+    public_app.router.add_get("/sw", _page(SW_PAGE))
+    public_app.router.add_get("/sw.js", worker)
     public = web.AppRunner(public_app)
     await public.setup()
     public_site = web.TCPSite(public, "127.0.0.1", 0)
     await public_site.start()
     public_port = public_site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return Sites(public, internal, public_port, internal_port, hits)
+    return Sites(public, internal, public_port, internal_port, hits, worker_fetches)
 
 
 async def site_resolver(host: str, port: int) -> list[str]:

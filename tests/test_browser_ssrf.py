@@ -19,6 +19,7 @@ from larkbot.config import parse_settings
 from tests.browser_site import (
     INTERNAL_HOST,
     PUBLIC_HOST,
+    PUBLIC_IP,
     Sites,
     site_connector,
     site_resolver,
@@ -26,7 +27,7 @@ from tests.browser_site import (
 )
 from tests.test_browser_tools import Browser, runtime
 from tools.browser.engine import BrowserEngine
-from tools.browser.proxy import EgressProxy
+from tools.browser.proxy import EgressProxy, Streams
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -144,3 +145,40 @@ async def test_proxy_refuses_names_resolving_to_private_addresses_without_dialli
         assert "metadata" in blocked[2]
     finally:
         await proxy.close()
+
+
+async def test_proxy_dials_the_checked_address_so_dns_rebinding_cannot_switch(
+    sites: Sites,
+) -> None:
+    # a rebinding name: public at the first lookup, loopback at every later one
+    answers = iter([[PUBLIC_IP], ["127.0.0.1"], ["127.0.0.1"]])
+    looked_up: list[str] = []
+    dialled: list[str] = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        looked_up.append(host)
+        return next(answers)
+
+    async def connector(address: str, port: int) -> Streams:
+        dialled.append(address)
+        return await site_connector(address, port)
+
+    proxy = EgressProxy(resolver, connector)
+    host, port = (await proxy.start()).removeprefix("http://").split(":")
+    target = f"rebind.example:{sites.public_port}"
+    try:
+        answers_seen = []
+        for _ in range(2):
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(f"GET http://{target}/second HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            answers_seen.append(await asyncio.wait_for(reader.read(), 5))
+            writer.close()
+        first, second = answers_seen
+        assert first.startswith(b"HTTP/1.1 200") and b"Page 2" in first
+        assert b"Connection: close" in first  # no reuse of this connection for a later request
+        assert second.startswith(b"HTTP/1.1 403") and b"INTERNAL" not in second
+        assert dialled == [PUBLIC_IP]  # the address checked, never the name (nor a re-lookup)
+        assert looked_up == ["rebind.example", "rebind.example"]  # each request checked afresh
+    finally:
+        await proxy.close()
+    assert sites.internal_hits == []

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from larkbot.lark.journal import SqlJournal
 from larkbot.lark.welcome import BOT_ADDED, P2P_ENTERED
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, Reply
@@ -112,6 +113,21 @@ async def test_recall_of_a_queued_turn_drops_it(
         kept = [m["content"] for m in await s.app.core.store.load("lark:oc_dm")]
     assert kept == ["first", "first answer"]
     assert fake_lark.texts() == ["first answer"] and len(fake_llm.requests) == 1
+
+
+async def test_recall_of_a_turn_running_on_another_replica_keeps_its_answer_back(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        elsewhere = SqlJournal(s.app.core.db)  # another replica on the same database
+        assert await elsewhere.claim("om_far", "{}")
+        recall = lark_event("im.message.recalled_v1", message_id="om_far", chat_id="oc_dm")
+        assert await s.app.submit(recall) == "recalled elsewhere"
+        assert await s.app.journal.status("om_far") == "done"
+        assert not await elsewhere.renew("om_far")  # its dispatcher now posts nothing
+        unknown = lark_event("im.message.recalled_v1", message_id="om_never", chat_id="oc_dm")
+        assert await s.app.submit(unknown) == "ignored"
+        assert await s.app.journal.status("om_never") is None
 
 
 async def test_stop_cancels_the_running_answer(

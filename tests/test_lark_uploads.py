@@ -56,3 +56,37 @@ async def test_a_guest_reads_the_rest_of_their_own_document_and_nothing_else(
     second = fake_llm.requests[2]
     assert "file_read" not in tool_names(second)  # no upload in this turn: no file reading
     assert "START w0" not in "".join(tool_messages(second))  # earlier results hidden again
+
+
+async def test_a_reply_to_ones_own_file_opens_it_a_reply_to_someone_elses_does_not(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    fake_lark.add_message(
+        "om_file",
+        chat_id="oc_team",
+        msg_type="file",
+        sender={"id": "ou_bob", "id_type": "open_id", "sender_type": "user"},
+        body={"content": json.dumps({"file_key": "file_b", "file_name": "b.csv"})},
+    )
+    fake_lark.add_resource("om_file", "file_b", b"region,total\nnorth,12\n")
+    saved = home / "inbox" / "oc_team" / "om_file" / "b.csv"
+    for _ in ("ou_bob", "ou_carol"):
+        fake_llm.reply_tools(FakeToolCall("file_read", {"path": str(saved)})).reply_text("ok")
+    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+        for n, sender in enumerate(("ou_bob", "ou_carol"), 1):
+            event = message_event(
+                "@_user_1 read it again",
+                sender=sender,
+                mentions=[bot_mention()],
+                parent_id="om_file",
+                **GROUP,
+            )
+            await send(s, fake_lark, event, n)
+    assert "north,12" in text_of(user_messages(fake_llm.requests[0])[-1])  # inline for both
+    [bobs] = tool_messages(fake_llm.requests[1])
+    assert bobs.startswith("region,total")  # his own file, quoted: he may have it read
+    carol_turn = fake_llm.requests[2]
+    assert "file_read" not in tool_names(carol_turn)  # someone else's file opens nothing
+    carols = tool_messages(fake_llm.requests[3])
+    assert carols[-1].startswith("Error: refused: file_read reads the owner's private data")
+    assert not any("region,total" in m for m in carols)  # Bob's earlier read hidden from her

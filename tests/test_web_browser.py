@@ -8,6 +8,7 @@ from pathlib import Path
 from PIL import Image
 from playwright.async_api import Page, expect
 
+from cards.a2ui_catalog import CATALOG_ID
 from tests.browser_harness import chromium, shot_path
 from tests.cards_samples import SAMPLES
 from tests.fakes.llm import FakeLLM
@@ -41,7 +42,11 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
         fake_llm.reply_text("Hello! I am **larkbot**, streaming this answer.", text_chunk=3)
         fake_llm.reply_tools(("file_write", {"path": str(target), "content": "# plan"}))
         fake_llm.reply_text("Saved your plan.")
-        fake_llm.reply_tools(("ui_card", {"card": SAMPLES["compare"]}))
+        fake_llm.reply_tools(
+            ("ui_card", {"card": SAMPLES["compare"]}),
+            ("ui_card", {"card": SAMPLES["rank"]}),
+            ("ui_card", {"card": SAMPLES["timeline"]}),
+        )
         fake_llm.reply_text("Redmi is the cheapest.")
         chart = work / "chart.png"
         Image.new("RGB", (120, 60), "orange").save(chart)
@@ -51,6 +56,14 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
             page = await browser.new_page(viewport={"width": 1100, "height": 800})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on(  # CSP violations are console errors: none, the renderer included
+                "console",
+                lambda m: (
+                    errors.append(f"{m.text} {m.location}")
+                    if m.type == "error" and "401" not in m.text
+                    else None
+                ),
+            )
             await log_in(page, s.url("").rstrip("/"), shot="0-login-wrong-token")
 
             await say(page, "hi there")
@@ -74,11 +87,22 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
             assert target.read_text() == "# plan"
 
             await say(page, "compare phones")
-            surface = page.locator(".a2ui-surface")
+            surface = page.locator(
+                ".a2ui-surface", has_text="Phones under"
+            )  # calls run in parallel
             await expect(surface).to_contain_text("Phones under 4000 CNY", timeout=TIMEOUT)
-            await expect(surface.locator(".a2ui-row")).to_have_count(4)  # header + 3 rows
+            # drawn by the official A2UI Lit renderer (its basic catalog's elements)
+            await expect(surface.locator("a2ui-basic-row")).to_have_count(4)  # header + 3 rows
             await expect(surface.locator(".a2ui-divider")).to_have_count(3)
             await expect(surface).to_contain_text("华为 nova 12")
+            ranking = page.locator(
+                ".a2ui-surface", has_text="Python web frameworks"
+            )  # the rank badge and Timeline extensions
+            await expect(ranking.locator(".a2ui-text.rankBadge")).to_have_count(4)
+            await expect(ranking.locator(".rankBadge").first).to_have_css("border-radius", "50%")
+            timeline = page.locator(".a2ui-surface larkbot-timeline li")
+            await expect(timeline).to_have_count(3)
+            await expect(timeline.nth(1)).to_contain_text("200 testers")
             await expect(page.locator(".msg.assistant .body").last).to_have_text(
                 "Redmi is the cheapest.", timeout=TIMEOUT
             )
@@ -87,22 +111,46 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
             await say(page, "send the chart")
             img = page.locator("img.attachment-image")
             await expect(img).to_be_visible(timeout=TIMEOUT)
-            await page.wait_for_function(
-                "document.querySelector('img.attachment-image').naturalWidth === 120"
-            )  # loaded through the authenticated file endpoint, allowed by the CSP
+            # loaded through the authenticated file endpoint, allowed by the CSP (expect, not
+            # wait_for_function: a polled string expression is an eval the page's CSP refuses)
+            await expect(img).to_have_js_property("naturalWidth", 120, timeout=TIMEOUT)
 
             await expect(page.locator("#sessions li")).to_have_count(1)
             await expect(page.locator("#sessions li")).to_contain_text("hi there")
             assert errors == []
 
 
+EVIL = (
+    'Look: <script>window.__pwned = "script"</script> '
+    "<img src=x onerror=\"window.__pwned = 'img'\"> and "
+    "[click me](javascript:window.__pwned='link') and <b onmouseover=alert(1)>bold</b>"
+)
+
+
+BADGE = "<img src=x onerror=alert(2)>"
+
+
+def evil_card() -> list[dict[str, object]]:
+    """Hand-written A2UI whose texts carry the same injection."""
+    surface = {"surfaceId": "evil", "catalogId": CATALOG_ID}
+    components = [
+        {"id": "root", "component": "Card", "child": "body"},
+        {"id": "body", "component": "Column", "children": ["badge", "text"]},
+        {"id": "badge", "component": "Text", "text": BADGE, "variant": "rankBadge"},
+        {"id": "text", "component": "Text", "text": EVIL},
+    ]
+    return [
+        {"version": "v0.9", "createSurface": surface},
+        {"version": "v0.9", "updateComponents": {"surfaceId": "evil", "components": components}},
+    ]
+
+
 async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> None:
-    evil = (
-        'Look: <script>window.__pwned = "script"</script> '
-        "<img src=x onerror=\"window.__pwned = 'img'\"> and "
-        "[click me](javascript:window.__pwned='link') and <b onmouseover=alert(1)>bold</b>"
-    )
-    fake_llm.reply_text(evil)
+    fake_llm.reply_text(EVIL)
+    fake_llm.reply_tools(("ui_card", {"messages": evil_card()}))
+    fake_llm.reply_text("A card.")
+    fake_llm.reply_tools(("ui_card", {"messages": evil_card()}))  # the same surface id again
+    fake_llm.reply_text("The same card.")
     async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
         page = await browser.new_page(viewport={"width": 390, "height": 800})  # a phone
         await log_in(page, s.url("").rstrip("/"))
@@ -116,7 +164,18 @@ async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> N
         assert await link.get_attribute("href") is None
         await link.click()
         assert await page.evaluate("window.__pwned") is None
-        await page.screenshot(path=shot_path("4-injection-as-text-phone"))
+
+        await say(page, "and as a card")  # A2UI text goes through the same sanitizer
+        card = page.locator(".a2ui-surface").first
+        await expect(card).to_contain_text("<script>", timeout=TIMEOUT)
+        await expect(card.locator(".rankBadge")).to_have_text(BADGE)
+        assert await card.locator("script, img, b").count() == 0
+        assert await card.locator("a").get_attribute("href") is None
+        assert await page.evaluate("window.__pwned") is None
+        await page.screenshot(path=shot_path("4-injection-as-text-phone"), full_page=True)
+        await say(page, "once more")
+        await expect(page.locator(".a2ui-surface")).to_have_count(2, timeout=TIMEOUT)
+        await expect(page.locator(".a2ui-error")).to_have_count(0)
 
 
 async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: FakeLLM) -> None:
@@ -145,6 +204,9 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
+        await card.locator(".schedule-runs summary").click()  # the view was redrawn in Chinese
+        await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
+        await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 
@@ -168,3 +230,27 @@ async def test_a_reload_mid_turn_rejoins_it(home: Path, fake_llm: FakeLLM) -> No
                 "Written after the reload.", timeout=TIMEOUT
             )
             assert target.read_text() == "ok"
+
+
+async def test_stop_button_and_the_session_list_on_a_phone(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("too late", delay=5.0)
+    async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+        page = await browser.new_page(viewport={"width": 390, "height": 800})
+        await log_in(page, s.url("").rstrip("/"))
+        await say(page, "a slow question")
+        await expect(page.locator("#stop")).to_be_visible(timeout=TIMEOUT)
+        await expect(page.locator("#send")).to_be_hidden()
+        await page.click("#stop")
+        await expect(page.locator(".msg.error .body")).to_have_text("Stopped.", timeout=TIMEOUT)
+        await expect(page.locator("#send")).to_be_visible()
+        await expect(page.locator("#sessions")).not_to_be_in_viewport()  # a drawer on a phone
+        await page.click("#menu")
+        sessions = page.locator("#sessions li")
+        await expect(sessions).to_have_count(1, timeout=TIMEOUT)
+        await expect(sessions).to_contain_text("a slow question")
+        await expect(page.locator("#sessions")).to_be_in_viewport()
+        await expect(page.locator("aside")).to_have_css("transform", "none")  # slid in
+        await page.screenshot(path=shot_path("6-stopped-sessions-drawer-phone"))
+        await sessions.locator(".session-delete").click()
+        await expect(sessions).to_have_count(0, timeout=TIMEOUT)
+        assert await page.locator(".msg").count() == 0  # the open chat was the deleted one

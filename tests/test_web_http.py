@@ -7,6 +7,7 @@ from pathlib import Path
 
 import aiohttp
 
+from larkbot.web.handlers import WEB_KEY
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
 from tests.web_harness import (
@@ -35,6 +36,9 @@ async def test_every_endpoint_refuses_without_a_valid_token(home: Path, fake_llm
             ("DELETE", "/api/schedules/j"),
             ("GET", "/api/schedules/j/runs"),
             ("POST", "/api/consent/cr_x"),
+            ("POST", "/api/runs/r_x/stop"),
+            ("GET", "/api/runs/r_x/files/0"),
+            ("POST", "/api/logout"),
         ]:
             for headers in ({}, wrong, {"Cookie": "larkbot_session=9999999999.forged"}):
                 async with s.http.request(method, s.url(path), headers=headers, json={}) as r:
@@ -215,3 +219,15 @@ async def test_one_turn_at_a_time_per_session(home: Path, fake_llm: FakeLLM) -> 
             async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as second:
                 assert second.status == 409
             assert kinds([e async for _, e in sse_events(first)])[-1] == "RUN_FINISHED"
+
+
+async def test_an_idle_stream_is_pinged(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_text("after a pause", delay=1.0)
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None and s.server is not None
+        s.server.app[WEB_KEY].ping_seconds = 0.2  # 15 s in `serve`; shortened to keep this fast
+        async with s.http.post(s.url("/chat"), json={"message": "hi"}, headers=AUTH) as r:
+            lines = [raw.decode().rstrip("\n") async for raw in r.content]
+    first_text = next(i for i, line in enumerate(lines) if "TEXT_MESSAGE_CONTENT" in line)
+    assert lines[:first_text].count(": ping") >= 2  # while the model thinks
+    assert any("RUN_FINISHED" in line for line in lines[first_text:])

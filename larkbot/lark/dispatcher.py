@@ -147,6 +147,19 @@ class Dispatcher:
         log.info("lark_turn_cancelled", message_id=message_id, reason=reason)
         return True
 
+    async def recall(self, message_id: str) -> str:
+        """Its turn here stops; claimed on another replica, it is marked done (nothing posted)."""
+        if self.cancel(message_id, "recalled"):
+            return "recalled"
+        try:
+            if not message_id or await self.journal.status(message_id) != "claimed":
+                return "ignored"  # answered already, or never seen
+            await self.journal.done(message_id)  # the running replica finds its claim gone
+        except Exception:  # storage trouble: the answer may still come; nothing else breaks
+            log.warning("lark_recall_journal_failed", message_id=message_id, exc_info=True)
+            return "ignored"
+        return "recalled elsewhere"
+
     async def _stop_session(self, msg: InboundMessage) -> str:
         """/stop: cancel this session's turns that the sender may stop (owners: any)."""
         queue = self._queues.get(session_id_for(msg), deque())

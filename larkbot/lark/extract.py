@@ -3,6 +3,11 @@
 Pure Python, well-kept extractors: pypdf, python-docx, openpyxl, python-pptx; trafilatura
 (already used by web_fetch) for HTML. Every extractor stops once it has `limit` characters.
 Blocking: call `extract_text` in a thread.
+
+Why not markitdown: measured on bench_media's documents (markitdown 0.1.9, same machine and
+run), it took 5-40x longer per document (docx 9.3 s vs 0.25 s, xlsx 11.7 s vs 0.73 s, pdf
+3.4 s vs 0.21 s under load), 12.9 s to import (pandas, magika/onnxruntime) vs 0.08 s, and
+417 MB installed, for comparable text (its markdown tables make xlsx 45% longer).
 """
 
 from __future__ import annotations

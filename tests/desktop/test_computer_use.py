@@ -100,7 +100,11 @@ async def test_drag_across_the_canvas(tool: ComputerUseTool, tk_app: TkApp) -> N
     state = tk_app.wait_for(lambda s: s.get("released"))
     (px, py), (rx, ry) = state["drag"][0], state["released"]
     assert (rx - px, ry - py) == (200, 40), state  # canvas coordinates: the vector on screen
-    assert len(state["drag"]) >= 8, state  # moved in steps: the app saw motion, not a jump
+    # Moved in steps, not a jump: the app saw a point between the waypoints. (Tk compresses
+    # queued motion events on a busy machine, so the number of points seen is not fixed.)
+    waypoints = {(0, 0), (100, 40), (200, 40)}
+    between = [(x - px, y - py) for x, y in state["drag"] if (x - px, y - py) not in waypoints]
+    assert between, state
 
 
 async def test_out_of_range_coordinates_refused_and_nothing_happens(

@@ -32,6 +32,7 @@ NAVIGATION_TIMEOUT_MS = 30_000
 MAX_WAIT_SECONDS = 30.0
 READ_LIMIT = 7000
 MAX_SCREENSHOT_BYTES = 10 * 1024 * 1024  # Lark's image limit
+DOWNLOAD_WAIT_SECONDS = 15.0  # longer downloads are reported with a later result
 
 Args = dict[str, Any]
 Action = Callable[[BrowserEngine, BrowserSession, Args], Awaitable[str | ToolResult]]
@@ -50,6 +51,8 @@ async def after(
 ) -> str:
     """Settle, snapshot and render: the end of every acting action."""
     await settle(tab)
+    if session.downloads is not None:  # a click that started a download: report it here
+        await session.downloads.settle(DOWNLOAD_WAIT_SECONDS)
     snap = await take_snapshot(engine, session, tab, args.get("depth"))
     return await render(session, tab, snap, done, bool(args.get("interactive_only")))
 

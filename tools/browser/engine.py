@@ -124,14 +124,17 @@ class BrowserEngine:
             proxy = EgressProxy(self._resolver, self._connector)
             context = await browser.new_context(
                 viewport=VIEWPORT,  # type: ignore[arg-type]
-                accept_downloads=False,
+                accept_downloads=cfg.downloads,
                 service_workers="block",  # a service worker's fetches would skip page checks
                 locale="zh-CN",
                 proxy={"server": await proxy.start()},
             )
             context.set_default_timeout(ACTION_TIMEOUT_MS)
             files = Path(tempfile.mkdtemp(prefix="larkbot-browser-"))
-            session = BrowserSession(session_id, context, proxy, cfg.max_tabs_per_session, files)
+            keep = int(cfg.max_download_mb * 2**20) if cfg.downloads else 0
+            session = BrowserSession(
+                session_id, context, proxy, cfg.max_tabs_per_session, files, keep
+            )
             self._sessions[session_id] = session
         log.info("browser_session_opened", session=session_id, open=len(self._sessions))
         return session

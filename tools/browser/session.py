@@ -3,7 +3,8 @@
 Tabs get ids `t1, t2, …` in order and an id is never reused, so a closed tab's id cannot
 silently name another page. Popups a page opens become tabs too (up to the bound; beyond it
 they are closed). Dialogs are dismissed (beforeunload accepted, so navigation goes on), file
-choosers and downloads refused; each becomes a note the next tool result reports.
+choosers refused, downloads refused unless `browser.downloads` (then `downloads.py` keeps
+them); each becomes a note the next tool result reports.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from playwright.async_api import BrowserContext, Dialog, Download, FileChooser, Frame, Page
 
+from tools.browser.downloads import Downloads
 from tools.browser.proxy import EgressProxy
 from tools.browser.snapshot import Snapshot
 
@@ -46,6 +48,7 @@ class BrowserSession:
         proxy: EgressProxy,
         max_tabs: int,
         files: Path,
+        max_download_bytes: int = 0,
     ) -> None:
         self.session_id = session_id
         self.context = context
@@ -61,6 +64,10 @@ class BrowserSession:
         self._pending: set[asyncio.Task[None]] = set()
         self.upload_root: Path | None = None  # this chat's inbox, set at every tool call
         self._opening = 0  # our own new_page() calls: their "page" events are not popups
+        # 0: downloads are off (the context refuses them); else each is kept up to this size
+        self.downloads = (
+            Downloads(files, max_download_bytes, self.note) if max_download_bytes else None
+        )
         context.on("page", self._adopt)
 
     @property
@@ -147,6 +154,9 @@ class BrowserSession:
         self.note("the page opened a file chooser; use action=upload with the file input's ref")
 
     def _download(self, download: Download) -> None:
+        if self.downloads is not None:
+            self.downloads.start(download)
+            return
         self.note(f"a download was refused (downloads are off): {download.suggested_filename!r}")
         self._spawn(download.cancel())
 
@@ -181,4 +191,6 @@ class BrowserSession:
             await self.proxy.close()
             for task in list(self._pending):
                 task.cancel()
+            if self.downloads is not None:
+                self.downloads.cancel()
             shutil.rmtree(self.files, ignore_errors=True)

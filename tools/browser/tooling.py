@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,9 @@ class BrowserTool(ContextTool):
     async def invoke(self, ctx: RequestContext, arguments: dict[str, Any]) -> str | ToolResult:
         """Run for the call's caller; every browser failure becomes an error result."""
         try:
-            return await self.run_with(ctx, **arguments)
+            result = await self.run_with(ctx, **arguments)
+            session = self.engine.existing(ctx.session_id)
+            return with_downloads(session, result) if session and session.downloads else result
         except (PageError, TabLimit, SessionsFull, BrowserMissing) as err:
             return ToolResult(f"Error: {err}", is_error=True)
         except PlaywrightError as err:
@@ -97,3 +100,14 @@ class BrowserTool(ContextTool):
     async def aclose(self) -> None:
         """Close the browser on shutdown (the engine's close is idempotent)."""
         await self.engine.close()
+
+
+def with_downloads(session: BrowserSession, result: str | ToolResult) -> str | ToolResult:
+    """Attach the files the session downloaded (and their notes) to this result."""
+    assert session.downloads is not None
+    files = session.downloads.take()
+    if not files:
+        return result
+    base = result if isinstance(result, ToolResult) else ToolResult(result)
+    notes = "".join(f"\nNote: {n}" for n in session.take_notes())
+    return replace(base, content=base.content + notes, attachments=base.attachments + files)

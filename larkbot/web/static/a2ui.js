@@ -1,185 +1,137 @@
-// A small renderer of A2UI v0.9 surfaces: the basic catalog's display components plus larkbot's
-// Timeline extension and the rankBadge Text variant (what ui_card's templates emit). Everything
-// is built with DOM calls; text goes through the sanitizing markdown renderer, never innerHTML.
-import { setMarkdown } from "./markdown.js";
+// ui_card's A2UI on the page, drawn by the official A2UI Lit renderer (static/vendor/a2ui-lit.js,
+// built by `make web-vendor`) with larkbot's catalog: the basic catalog plus the Timeline
+// extension and the rankBadge Text variant. Text goes through the sanitizing markdown renderer.
+import {
+  A2uiSurface, BasicCatalogA2uiLitElement, Catalog, CommonSchemas, MessageProcessor, TextApi,
+  basicCatalog, html, markdown, nothing, z,
+} from "./vendor/a2ui-lit.js";
+import { renderMarkdownHtml } from "./markdown.js";
 
-function resolve(value, model) {
-  if (value == null) return "";
-  if (typeof value === "string" || typeof value === "number") return String(value);
-  if (typeof value === "object" && typeof value.path === "string") {
-    let node = model;
-    for (const part of value.path.split("/").filter(Boolean)) node = node == null ? node : node[part];
-    return node == null ? "" : String(node);
-  }
-  if (typeof value === "object" && "literalString" in value) return String(value.literalString);
-  return "";
+export const CATALOG_ID = "https://larkbot.dev/a2ui/v0_9/catalogs/larkbot/catalog.json";
+const VARIANTS = ["h1", "h2", "h3", "h4", "h5", "caption", "body", "rankBadge"];
+const HEADING = {
+  h1: (cls, text) => html`<h1 class=${cls}>${text}</h1>`,
+  h2: (cls, text) => html`<h2 class=${cls}>${text}</h2>`,
+  h3: (cls, text) => html`<h3 class=${cls}>${text}</h3>`,
+  h4: (cls, text) => html`<h4 class=${cls}>${text}</h4>`,
+  h5: (cls, text) => html`<h5 class=${cls}>${text}</h5>`,
+};
+const HEADINGS = new Set(Object.keys(HEADING));
+const RankTextApi = { ...TextApi, schema: TextApi.schema.extend({ variant: z.enum(VARIANTS).optional() }) };
+
+function setWeight(host, weight) {
+  // through CSSOM: the page's CSP forbids style attributes, which Lit's `style=` would set
+  const inner = host.firstElementChild;
+  if (inner) inner.style.flex = typeof weight === "number" ? `${weight} 1 0` : "";
 }
 
-function el(tag, cls) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  return node;
-}
-
-const TEXT_TAGS = { h1: "h1", h2: "h2", h3: "h3", h4: "h4", h5: "h5" };
-
-class Surface {
-  constructor(id, catalogId) {
-    this.id = id;
-    this.catalogId = catalogId;
-    this.components = new Map();
-    this.model = {};
-    this.root = el("div", "a2ui-surface");
-    this.root.dataset.surfaceId = id;
-  }
-
+// Text of both catalogs: headings and captions as text, the rest as sanitized markdown.
+class LarkbotText extends BasicCatalogA2uiLitElement {
+  constructor() { super(); this.api = RankTextApi; }
   render() {
-    this.root.replaceChildren();
-    if (this.components.has("root")) this.root.append(this.build("root", new Set()));
+    const props = this.controller.props;
+    if (!props) return nothing;
+    const variant = props.variant || "body";
+    const text = String(props.text ?? "");
+    const cls = `a2ui-text ${variant}`;
+    if (HEADINGS.has(variant)) return HEADING[variant](cls, text);
+    if (variant === "caption") return html`<em class=${cls}>${text}</em>`;
+    if (variant === "rankBadge") return html`<span class=${cls}>${text}</span>`;
+    return html`<span class=${cls}>${markdown(text, renderMarkdownHtml)}</span>`;
   }
+  updated() { setWeight(this, this.controller.props?.weight); }
+}
+customElements.define("larkbot-text", LarkbotText);
 
-  children(comp) {
-    const kids = comp.children;
-    if (Array.isArray(kids)) return kids;
-    if (kids && Array.isArray(kids.explicitList)) return kids.explicitList;
-    return [];
-  }
+const TimelineApi = {
+  name: "Timeline",
+  schema: z.object({
+    accessibility: z.any().optional(),
+    weight: z.number().optional(),
+    items: z.array(z.object({
+      time: CommonSchemas.DynamicString,
+      title: CommonSchemas.DynamicString,
+      description: CommonSchemas.DynamicString.optional(),
+    }).strict()).min(1),
+  }).strict(),
+};
 
-  build(id, seen) {
-    const comp = this.components.get(id);
-    if (!comp || seen.has(id)) return el("span");
-    seen = new Set(seen).add(id);
-    const kids = () => this.children(comp).map((c) => this.build(c, seen));
-    let node;
-    switch (comp.component) {
-      case "Text": {
-        const variant = comp.variant || "body";
-        if (variant === "rankBadge") {
-          node = el("span", "a2ui-rank-badge");
-          node.textContent = resolve(comp.text, this.model);
-        } else {
-          node = el(TEXT_TAGS[variant] || "div", `a2ui-text a2ui-${variant}`);
-          setMarkdown(node, resolve(comp.text, this.model));
-        }
-        break;
-      }
-      case "Row":
-        node = el("div", "a2ui-row");
-        if (comp.align) node.dataset.align = comp.align;
-        node.append(...kids());
-        break;
-      case "Column":
-      case "List":
-        node = el("div", comp.component === "List" ? "a2ui-list" : "a2ui-column");
-        if (comp.align) node.dataset.align = comp.align;
-        node.append(...kids());
-        break;
-      case "Card":
-        node = el("div", "a2ui-card");
-        if (comp.child) node.append(this.build(comp.child, seen));
-        node.append(...kids());
-        break;
-      case "Divider":
-        node = el("hr", "a2ui-divider");
-        break;
-      case "Image": {
-        node = el("img", "a2ui-image");
-        const url = resolve(comp.url, this.model);
-        if (/^(https?:|data:image\/)/i.test(url)) node.src = url;
-        node.alt = resolve(comp.description || comp.alt, this.model);
-        break;
-      }
-      case "Icon":
-        node = el("span", "a2ui-icon");
-        node.textContent = resolve(comp.name, this.model);
-        break;
-      case "Button":
-        node = el("button", "a2ui-button");
-        node.type = "button";
-        node.disabled = true; // actions are not wired on this page
-        if (comp.child) node.append(this.build(comp.child, seen));
-        break;
-      case "Tabs": {
-        node = el("div", "a2ui-tabs");
-        for (const tab of comp.tabs || comp.tabItems || []) {
-          const box = el("details", "a2ui-tab");
-          const title = el("summary");
-          title.textContent = resolve(tab.title, this.model);
-          box.append(title, this.build(tab.child, seen));
-          node.append(box);
-        }
-        node.querySelector("details")?.setAttribute("open", "");
-        break;
-      }
-      case "Timeline": {
-        node = el("ol", "a2ui-timeline");
-        for (const item of comp.items || []) {
-          const li = el("li");
-          const time = el("span", "a2ui-timeline-time");
-          time.textContent = resolve(item.time, this.model);
-          const title = el("div", "a2ui-timeline-title");
-          setMarkdown(title, resolve(item.title, this.model));
-          li.append(time, title);
-          if (item.description) {
-            const detail = el("div", "a2ui-timeline-detail");
-            setMarkdown(detail, resolve(item.description, this.model));
-            li.append(detail);
-          }
-          node.append(li);
-        }
-        break;
-      }
-      default: {
-        // inputs and anything unknown: show their label/value as plain text
-        node = el("div", "a2ui-unknown");
-        node.textContent = resolve(comp.label || comp.text || comp.value, this.model);
-      }
-    }
-    if (comp.weight) node.style.flex = `${Number(comp.weight) || 1} 1 0`;
-    node.dataset.componentId = id;
-    return node;
+// larkbot's Timeline extension: a vertical list of (time, title, description).
+class LarkbotTimeline extends BasicCatalogA2uiLitElement {
+  constructor() { super(); this.api = TimelineApi; }
+  render() {
+    const props = this.controller.props;
+    if (!props) return nothing;
+    return html`<ol class="a2ui-timeline">${(props.items || []).map((item) => html`<li>
+      <span class="a2ui-timeline-time">${String(item.time ?? "")}</span>
+      <div class="a2ui-timeline-title">${markdown(String(item.title ?? ""), renderMarkdownHtml)}</div>
+      ${item.description
+        ? html`<div class="a2ui-timeline-detail">${markdown(String(item.description), renderMarkdownHtml)}</div>`
+        : nothing}
+    </li>`)}</ol>`;
   }
 }
+customElements.define("larkbot-timeline", LarkbotTimeline);
+
+const FUNCTIONS = [...basicCatalog.functions.values()];
+const BASIC = [...basicCatalog.components.values()];
+const withText = (textApi) => BASIC.map((api) => (api.name === "Text" ? { ...textApi, tagName: "larkbot-text" } : api));
+const CATALOGS = [
+  new Catalog(CATALOG_ID, [...withText(RankTextApi), { ...TimelineApi, tagName: "larkbot-timeline" }], FUNCTIONS),
+  new Catalog(basicCatalog.id, withText(TextApi), FUNCTIONS),  // hand-written A2UI may name it
+];
+
+// The official surface, drawn in the page's DOM (not a shadow root) so the page's styles apply.
+class LarkbotSurface extends A2uiSurface {
+  createRenderRoot() { return this; }
+}
+customElements.define("larkbot-a2ui-surface", LarkbotSurface);
 
 // One processor per page: messages may create, update and delete surfaces over time.
 export class A2uiProcessor {
-  constructor() { this.surfaces = new Map(); }
+  constructor() {
+    this.processor = new MessageProcessor(CATALOGS);
+    this.surfaces = new Map();
+    this.created = [];
+    this.shown = 0;
+    this.processor.onSurfaceCreated((surface) => {
+      const el = new LarkbotSurface();
+      el.className = "a2ui-surface";
+      el.dataset.surfaceId = surface.id;
+      el.surface = surface;
+      this.surfaces.set(surface.id, el);
+      this.created.push(el);
+    });
+    this.processor.onSurfaceDeleted((id) => {
+      this.surfaces.get(id)?.remove();
+      this.surfaces.delete(id);
+    });
+  }
 
-  // Apply messages; returns surfaces created by them (for the caller to place in the page).
+  // Applies one ui_card's A2UI messages; returns the elements of the surfaces they created and
+  // the error of the first invalid message (the renderer validates each against the catalog).
   process(messages) {
-    const created = [];
-    const touched = new Set();
-    for (const msg of messages || []) {
-      if (msg.createSurface) {
-        const { surfaceId, catalogId } = msg.createSurface;
-        const surface = new Surface(surfaceId, catalogId);
-        this.surfaces.set(surfaceId, surface);
-        created.push(surface);
-        touched.add(surface);
-      } else if (msg.updateComponents) {
-        const surface = this.surfaces.get(msg.updateComponents.surfaceId);
-        if (!surface) continue;
-        for (const comp of msg.updateComponents.components || []) surface.components.set(comp.id, comp);
-        touched.add(surface);
-      } else if (msg.updateDataModel) {
-        const surface = this.surfaces.get(msg.updateDataModel.surfaceId);
-        if (!surface) continue;
-        const { path, value } = msg.updateDataModel;
-        if (!path || path === "/") surface.model = value ?? {};
-        else {
-          const parts = path.split("/").filter(Boolean);
-          let node = surface.model;
-          for (const p of parts.slice(0, -1)) node = node[p] = node[p] ?? {};
-          node[parts[parts.length - 1]] = value;
-        }
-        touched.add(surface);
-      } else if (msg.deleteSurface) {
-        const surface = this.surfaces.get(msg.deleteSurface.surfaceId);
-        surface?.root.remove();
-        this.surfaces.delete(msg.deleteSurface.surfaceId);
-      }
+    this.created = [];
+    let error = null;
+    for (const message of this.renamed(messages || [])) {
+      try { this.processor.processMessages([message]); } catch (e) { error = error || e; }
     }
-    for (const surface of touched) surface.render();
-    return created.map((s) => s.root);
+    return { created: this.created, error };
+  }
+
+  // The same card asked twice has the same surface id (ui_card derives it from the content);
+  // each showing gets its own surface, so the batch's repeated ids are renamed.
+  renamed(messages) {
+    const alias = new Map();
+    for (const m of messages) {
+      const id = m && m.createSurface && m.createSurface.surfaceId;
+      if (id && this.surfaces.has(id)) alias.set(id, `${id}~${++this.shown}`);
+    }
+    if (!alias.size) return messages;
+    return messages.map((m) => {
+      const key = m && ["createSurface", "updateComponents", "updateDataModel", "deleteSurface"].find((k) => m[k]);
+      const id = key && m[key].surfaceId;
+      return alias.has(id) ? { ...m, [key]: { ...m[key], surfaceId: alias.get(id) } } : m;
+    });
   }
 }

@@ -1,34 +1,15 @@
 // The larkbot web page: log in, chat over POST /chat (AG-UI events over SSE), consent cards,
 // ui_card as A2UI, tool steps, the session list and the scheduled-tasks view. No build step.
-import { t, applyStrings, toggleLanguage } from "./i18n.js";
+import { t, applyStrings, locale, toggleLanguage } from "./i18n.js";
 import { setMarkdown } from "./markdown.js";
 import { A2uiProcessor } from "./a2ui.js";
+import { $, api, node, showLogin } from "./dom.js";
+import { loadSchedules } from "./schedules.js";
 
-const $ = (id) => document.getElementById(id);
 const state = { session: null, run: null, lastEventId: null, busy: false };
 const a2ui = new A2uiProcessor();
 
-function node(tag, cls, text) {
-  const n = document.createElement(tag);
-  if (cls) n.className = cls;
-  if (text != null) n.textContent = text;
-  return n;
-}
-
-async function api(method, path, body) {
-  const opts = { method, headers: {}, credentials: "same-origin" };
-  if (body !== undefined) {
-    opts.headers["Content-Type"] = "application/json";
-    opts.body = JSON.stringify(body);
-  }
-  const resp = await fetch(path, opts);
-  if (resp.status === 401) { showLogin(); throw new Error("unauthorized"); }
-  return resp;
-}
-
 // -- login ------------------------------------------------------------------------------------
-function showLogin() { $("login").hidden = false; $("token").focus(); }
-
 async function login(event) {
   event.preventDefault();
   const resp = await fetch("/api/login", {
@@ -83,7 +64,7 @@ function consentCard(value) {
     for (const source of value.sources) list.append(node("li", null, source));
     card.append(node("div", "consent-sources-title", t("untrusted")), list);
   }
-  card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString()}`));
+  card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString(locale())}`));
   const buttons = node("div", "consent-buttons");
   const choices = [["allow_once", t("allowOnce"), "primary"]];
   if (!value.always) choices.push(["allow_session", t("allowSession"), ""]);
@@ -113,11 +94,13 @@ function resolveConsent(value) {
 }
 
 function showA2ui(messages) {
-  for (const root of a2ui.process(messages)) {
+  const { created, error } = a2ui.process(messages);
+  for (const root of created) {
     const wrap = node("div", "card-wrap");
     wrap.append(root);
     $("messages").append(wrap);
   }
+  if (error) $("messages").append(node("div", "a2ui-error", `${t("cardError")}: ${error.message}`));
   scrollDown();
 }
 
@@ -362,56 +345,6 @@ async function openSession(id) {
   showChat();
   loadSessions();
   if (running && !state.busy) rejoin(running);
-}
-
-// -- scheduled tasks --------------------------------------------------------------------------
-function when(value) {
-  if (value == null) return "—";
-  return new Date(typeof value === "number" ? value * 1000 : value).toLocaleString();
-}
-
-async function loadSchedules() {
-  const resp = await api("GET", "/api/schedules");
-  const { schedules } = await resp.json();
-  const box = $("schedules");
-  box.replaceChildren();
-  if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
-  for (const job of schedules) {
-    const card = node("section", "schedule");
-    card.dataset.jobId = job.id;
-    const head = node("div", "schedule-head");
-    head.append(node("strong", null, job.id), node("span", "schedule-when", job.describe));
-    const remove = node("button", "danger small", t("remove"));
-    remove.addEventListener("click", async () => {
-      if (!confirm(t("removeConfirm"))) return;
-      await api("DELETE", `/api/schedules/${encodeURIComponent(job.id)}`);
-      loadSchedules();
-    });
-    head.append(remove);
-    card.append(head, node("p", "schedule-prompt", job.prompt), node("p", "schedule-next", `${t("next")}: ${when(job.next_run)}`));
-    const last = node("div", "schedule-last");
-    last.append(node("div", "label", `${t("lastRun")}: ${job.last_run ? when(job.last_run.at) : "—"}`));
-    if (job.last_run) { const a = node("div", "answer"); setMarkdown(a, job.last_run.answer); last.append(a); }
-    card.append(last);
-    const runs = node("details", "schedule-runs");
-    runs.append(node("summary", null, t("runs")));
-    runs.addEventListener("toggle", async () => {
-      if (!runs.open || runs.dataset.loaded) return;
-      runs.dataset.loaded = "1";
-      const r = await (await api("GET", `/api/schedules/${encodeURIComponent(job.id)}/runs`)).json();
-      if (!r.runs.length) runs.append(node("p", "empty", t("noRuns")));
-      for (const run of r.runs) {
-        const item = node("div", "run");
-        item.append(node("div", "label", when(run.at)));
-        const a = node("div", "answer");
-        setMarkdown(a, run.answer);
-        item.append(a);
-        runs.append(item);
-      }
-    });
-    card.append(runs);
-    box.append(card);
-  }
 }
 
 function showChat() {

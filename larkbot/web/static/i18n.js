@@ -14,6 +14,7 @@ const STRINGS = {
     remove: "Remove", removeConfirm: "Remove this scheduled task?", deleteChat: "Delete",
     reconnecting: "Connection lost; reconnecting…", untitled: "(untitled)",
     untrusted: "Asked because this turn read text you did not write:",
+    cardError: "This card could not be shown",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -29,6 +30,7 @@ const STRINGS = {
     remove: "删除", removeConfirm: "删除这个定时任务？", deleteChat: "删除",
     reconnecting: "连接中断，正在重连…", untitled: "（无标题）",
     untrusted: "之所以询问，是因为本轮读取了并非你写的内容：",
+    cardError: "此卡片无法显示",
   },
 };
 
@@ -39,8 +41,11 @@ export function t(key) {
   return (STRINGS[lang] && STRINGS[lang][key]) || STRINGS.en[key] || key;
 }
 
+// The BCP 47 tag of the current language (dates and times are written in it).
+export function locale() { return lang === "zh" ? "zh-CN" : "en"; }
+
 export function applyStrings(root = document) {
-  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  document.documentElement.lang = locale();
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   const input = document.getElementById("input");
   if (input) input.placeholder = t("placeholder");

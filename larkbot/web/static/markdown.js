@@ -45,3 +45,9 @@ export function renderMarkdown(text) {
 export function setMarkdown(el, text) {
   el.replaceChildren(renderMarkdown(text));
 }
+
+// The same, as an HTML string (for the A2UI renderer, which takes markdown as a string).
+export function renderMarkdownHtml(text) {
+  const html = marked.parse(String(text ?? ""), { async: false });
+  return DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: false });
+}

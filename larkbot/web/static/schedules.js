@@ -1,0 +1,54 @@
+// The "scheduled tasks" view: each job with its schedule, next and last run, and its runs
+// (the `schedule:<id>` session) on demand; a job can be removed from here.
+import { locale, t } from "./i18n.js";
+import { setMarkdown } from "./markdown.js";
+import { $, api, node } from "./dom.js";
+
+function when(value) {
+  if (value == null) return "—";
+  return new Date(typeof value === "number" ? value * 1000 : value).toLocaleString(locale());
+}
+
+export async function loadSchedules() {
+  const resp = await api("GET", "/api/schedules");
+  const { schedules } = await resp.json();
+  const box = $("schedules");
+  box.replaceChildren();
+  if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
+  for (const job of schedules) {
+    const card = node("section", "schedule");
+    card.dataset.jobId = job.id;
+    const head = node("div", "schedule-head");
+    head.append(node("strong", null, job.id), node("span", "schedule-when", job.describe));
+    const remove = node("button", "danger small", t("remove"));
+    remove.addEventListener("click", async () => {
+      if (!confirm(t("removeConfirm"))) return;
+      await api("DELETE", `/api/schedules/${encodeURIComponent(job.id)}`);
+      loadSchedules();
+    });
+    head.append(remove);
+    card.append(head, node("p", "schedule-prompt", job.prompt), node("p", "schedule-next", `${t("next")}: ${when(job.next_run)}`));
+    const last = node("div", "schedule-last");
+    last.append(node("div", "label", `${t("lastRun")}: ${job.last_run ? when(job.last_run.at) : "—"}`));
+    if (job.last_run) { const a = node("div", "answer"); setMarkdown(a, job.last_run.answer); last.append(a); }
+    card.append(last);
+    const runs = node("details", "schedule-runs");
+    runs.append(node("summary", null, t("runs")));
+    runs.addEventListener("toggle", async () => {
+      if (!runs.open || runs.dataset.loaded) return;
+      runs.dataset.loaded = "1";
+      const r = await (await api("GET", `/api/schedules/${encodeURIComponent(job.id)}/runs`)).json();
+      if (!r.runs.length) runs.append(node("p", "empty", t("noRuns")));
+      for (const run of r.runs) {
+        const item = node("div", "run");
+        item.append(node("div", "label", when(run.at)));
+        const a = node("div", "answer");
+        setMarkdown(a, run.answer);
+        item.append(a);
+        runs.append(item);
+      }
+    });
+    card.append(runs);
+    box.append(card);
+  }
+}
