@@ -90,9 +90,10 @@ async def test_env_only_serve_answers_a_dm_and_counts_it(
             assert ready["components"]["storage"]["ok"] and ready["components"]["llm"]["ok"]
             assert ready["components"]["lark_token"]["ok"]
 
-            for _ in range(100):  # the turn is counted when it ends, just after the reply
+            for _ in range(200):  # counted when the turn ends, just after the reply; done after
                 text = (await http.get("/metrics")).text
-                if _sample(text, "larkbot_turns_total", interface="lark", outcome="ok"):
+                counted = _sample(text, "larkbot_turns_total", interface="lark", outcome="ok")
+                if counted and "larkbot_journal_backlog 0.0" in text:
                     break
                 await asyncio.sleep(0.05)
             reply = "/open-apis/im/v1/messages/:id/reply"
