@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import sys
 import uuid
@@ -13,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
 
+from cards.a2ui_text import render_text
 from larkbot.agent import Agent
 from larkbot.config import Settings
 from larkbot.consent import TuiConsentProvider
@@ -29,6 +29,7 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.logs import configure_logging
+from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import read_line
@@ -47,15 +48,6 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _ui_renderer() -> Callable[[dict[str, Any]], str] | None:
-    try:
-        module = importlib.import_module("cards.a2ui_text")
-    except ImportError:
-        return None
-    render = getattr(module, "render_text", None)
-    return render if callable(render) else None
-
-
 class TerminalView:
     """Prints agent events: streamed text, tool lines, UI payloads, errors."""
 
@@ -64,7 +56,6 @@ class TerminalView:
         self.at_line_start = True
         self.thinking = False  # inside a streamed "💭" thought (llm.show_thinking)
         self.failed = False
-        self._render_ui = _ui_renderer()
 
     def end_line(self) -> None:
         """End a streamed line, if one is open."""
@@ -114,14 +105,10 @@ class TerminalView:
             self.end_line()
 
     def _show_ui(self, ui: dict[str, Any]) -> None:
-        if self._render_ui is not None:
-            try:
-                self.line(self._render_ui(ui))
-                return
-            except Exception as err:  # a bad payload must not end the chat
-                self.line(f"  [card could not be rendered: {err}]")
-                return
-        self.line(f"  [a card was produced ({', '.join(ui)}); the terminal shows no cards]")
+        try:
+            self.line(render_text(ui))
+        except Exception as err:  # a bad payload must not end the chat
+            self.line(f"  [card could not be rendered: {err}]")
 
 
 async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) -> int:
@@ -154,8 +141,8 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
     return 1 if view.failed else 0
 
 
-async def _main(settings: Settings, level: str) -> int:
-    from larkbot.scheduler.hooks import writer_scheduler
+async def _main(settings: Settings, level: str, scrub: Callable[[str], str]) -> int:
+    from larkbot.scheduler.wiring import writer_scheduler
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):  # piped: plain lines, y/N
         async with open_core(settings, "cli") as core, writer_scheduler(core):
@@ -163,8 +150,8 @@ async def _main(settings: Settings, level: str) -> int:
     from larkbot.chat_repl import RichConsent, new_console, rich_loop
     from larkbot.chat_view import LineReader, RichView, route_logs_to
 
-    view = RichView(new_console(), _ui_renderer())
-    route_logs_to(view, level)  # warnings go to the status line, not into the conversation
+    view = RichView(new_console(), render_text)
+    route_logs_to(view, level, scrub)  # warnings: the status line, not the conversation
     reader = LineReader()
     banner = f"larkbot chat — {settings.llm.model} at {settings.llm.base_url}"
     async with open_core(settings, "cli") as core, writer_scheduler(core):
@@ -176,5 +163,8 @@ def run_chat(settings: Settings, args: argparse.Namespace) -> int:
     check_writable(settings)
     fmt = "json" if settings.logging.format == "json" else "console"
     level = settings.logging.level if settings.logging.level != "info" else "warning"
-    configure_logging(level, fmt)  # info logs would interleave with the conversation
-    return asyncio.run(_main(settings, level))
+    # info logs would interleave with the conversation; secret values never reach a log line
+    scrub = SecretScrubber(lambda: settings).text
+    configure_logging(level, fmt, scrub)
+    make_undumpable()  # a tool's child process cannot read our environment (the keys)
+    return asyncio.run(_main(settings, level, scrub))

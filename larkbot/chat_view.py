@@ -8,7 +8,7 @@ import asyncio
 import logging
 import sys
 import threading
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -27,7 +27,7 @@ from larkbot.events import (
     ToolStarted,
     UiPayload,
 )
-from larkbot.logs import redact_secrets
+from larkbot.logs import secret_redactor
 
 
 class LineReader:
@@ -172,7 +172,9 @@ class RichView:
             self._refresh()
 
 
-def route_logs_to(view: RichView, level: str = "warning") -> None:
+def route_logs_to(
+    view: RichView, level: str = "warning", scrub: Callable[[str], str] | None = None
+) -> None:
     """Send every log event (ours and third-party) to the view's status line, not the screen."""
 
     def to_status(_: Any, __: str, event: MutableMapping[str, Any]) -> Any:
@@ -184,7 +186,7 @@ def route_logs_to(view: RichView, level: str = "warning") -> None:
 
     threshold = getattr(logging, level.upper(), logging.WARNING)
     structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, redact_secrets, to_status],
+        processors=[structlog.contextvars.merge_contextvars, secret_redactor(scrub), to_status],
         wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.ReturnLoggerFactory(),
         cache_logger_on_first_use=False,

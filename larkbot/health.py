@@ -96,8 +96,9 @@ def _scheduler_role(app: Any) -> str:
 
 async def metrics_text(app: Any) -> tuple[bytes, str]:
     """Refresh the journal backlog and queue depth gauges, then render every metric."""
-    if app.ready:  # the dispatcher and journal exist
-        metrics.QUEUE_DEPTH.set(app.dispatcher.queued)
+    if app.ready:  # the journal exists (a dispatcher only with Lark credentials)
+        dispatcher = app.parts.dispatcher
+        metrics.QUEUE_DEPTH.set(dispatcher.queued if dispatcher is not None else 0)
         try:
             async with asyncio.timeout(PROBE_TIMEOUT):
                 metrics.JOURNAL_BACKLOG.set(await app.journal.backlog())

@@ -50,6 +50,23 @@ def webhook_unauthenticated(settings: Settings) -> Problem | None:
     )
 
 
+def webhook_unsigned(settings: Settings) -> Problem | None:
+    """Webhook mode with a token but no encrypt key: events come unsigned, owners are powerless."""
+    lark = settings.lark
+    if lark.mode != "webhook" or not lark.configured or lark.encrypt_key.get_secret_value():
+        return None
+    if not lark.verification_token.get_secret_value():
+        return None  # webhook_unauthenticated says more: every event is refused
+    return Problem(
+        "webhook_unsigned",
+        "webhook mode without lark.encrypt_key: Lark sends events unsigned, so nobody's "
+        "message has owner powers here (no tools with side effects, no /claim, inert buttons)",
+        "set LARK_ENCRYPT_KEY (console → Events & Callbacks → Encryption Strategy), or use "
+        "the long connection: LARK_MODE=websocket",
+        blocking=False,  # events are answered, only without owner powers
+    )
+
+
 def is_local_endpoint(url: str) -> bool:
     """True for loopback/private addresses and single-label hosts (a compose service name)."""
     host = (urlsplit(url).hostname or "").lower()
@@ -103,6 +120,7 @@ def unset_variables(settings: Settings) -> list[Problem]:
 def find_problems(settings: Settings, has_owner: bool | None = None) -> list[Problem]:
     """Every mistake in `settings`; the owner check only when `has_owner` is known."""
     found = [lark_credentials(settings), webhook_unauthenticated(settings), llm_key(settings)]
+    found.append(webhook_unsigned(settings))
     if has_owner is not None:
         found.append(no_owner(has_owner))
     return [p for p in found if p is not None] + unset_variables(settings)

@@ -23,6 +23,7 @@ from larkbot.lark.webhook import (
 )
 from larkbot.logs import configure_logging, get_logger
 from larkbot.misconfig import find_problems
+from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_port, check_writable, port_error
 
 log = get_logger("larkbot.server")
@@ -222,13 +223,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
 async def warn_misconfiguration(app: App) -> None:
     """One warning per set-up mistake, at start, in words the operator can act on."""
     for problem in find_problems(app.settings, await app.owners.has_owner()):
-        if problem.key == "lark_credentials":
-            continue  # App.start already warned (lark_not_configured)
+        if problem.key in ("lark_credentials", "webhook_unsigned"):
+            continue  # App.start already warned (lark_not_configured, lark_events_unsigned)
         log.warning("misconfigured", problem=problem.problem, fix=problem.fix, key=problem.key)
 
 
 def run_serve(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot serve`."""
     fmt = "json" if settings.logging.format == "auto" else settings.logging.format
-    configure_logging(settings.logging.level, fmt)
+    configure_logging(settings.logging.level, fmt, SecretScrubber(lambda: settings).text)
+    make_undumpable()  # a tool's child process cannot read our environment (the keys)
     return asyncio.run(serve(settings))

@@ -20,6 +20,7 @@ def _good_env(lark: FakeLark, llm: FakeLLM) -> dict[str, str]:
         "LARK_APP_SECRET": lark.app_secret,
         "LARK_DOMAIN": lark.domain,
         "LARK_VERIFICATION_TOKEN": "vt",
+        "LARK_ENCRYPT_KEY": "ek",
         "LLM_BASE_URL": llm.base_url,
         "LLM_API_KEY": "sk-test",
         "LLM_MODEL": "fake-model",
@@ -39,7 +40,13 @@ async def _doctor(
 
 
 MISTAKES: list[tuple[str, dict[str, Any], str, str]] = [
-    ("webhook without token or key", {"LARK_VERIFICATION_TOKEN": None}, "403", "LARK_ENCRYPT_KEY"),
+    (
+        "webhook without token or key",
+        {"LARK_VERIFICATION_TOKEN": None, "LARK_ENCRYPT_KEY": None},
+        "403",
+        "LARK_ENCRYPT_KEY",
+    ),
+    ("webhook without key", {"LARK_ENCRYPT_KEY": None}, "owner powers", "LARK_ENCRYPT_KEY"),
     ("no owner", {"LARKBOT_OWNER_OPEN_IDS": None}, "no owner", "larkbot owner add"),
     (
         "hosted LLM without key",
