@@ -7,9 +7,7 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, TextIO
 
 from cards.a2ui_text import render_text
@@ -32,14 +30,9 @@ from larkbot.logs import configure_logging
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
-from larkbot.terminal import read_line
+from larkbot.terminal import new_session_id, read_line
 
 HELP = "Type a message. /new starts a new conversation, /exit quits (so does end of input)."
-
-
-def new_session_id() -> str:
-    """A fresh terminal session id."""
-    return f"cli:{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -15,6 +15,7 @@ from larkbot.agent import Agent
 from larkbot.chat_view import LineReader, RichView
 from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.context import RequestContext
+from larkbot.terminal import new_session_id
 
 HELP = (
     "Type a message. Ctrl-C stops an answer (the conversation is kept); Ctrl-C at the prompt "
@@ -89,8 +90,6 @@ async def _first_line(reader: LineReader, quit_: asyncio.Event) -> str | None:
 
 async def rich_loop(agent: Agent, view: RichView, reader: LineReader, banner: str) -> int:
     """Read and answer until Ctrl-D, /exit or Ctrl-C at the prompt. 1 if any turn failed."""
-    from larkbot.chat import new_session_id
-
     console, loop = view.console, asyncio.get_running_loop()
     session, quit_ = new_session_id(), asyncio.Event()
     turn: asyncio.Task[None] | None = None
