@@ -94,6 +94,28 @@ def _transcript(note: str, messages: list[Message], limit_tokens: int) -> str:
     return f"{head}Conversation to fold into the summary:\n" + "\n".join(lines)
 
 
+CUT_NOTE = "\n[… cut to fit the history budget]"
+
+
+def shrink_to(messages: list[Message], budget: int) -> list[Message]:
+    """Cut tool results, oldest first, until `messages` fit (a small context, one big turn)."""
+    over = messages_tokens(messages) - budget
+    if over <= 0:
+        return messages
+    out: list[Message] = []
+    for m in messages:
+        content = m.get("content")
+        if over > 0 and m.get("role") == "tool" and isinstance(content, str) and len(content) > 400:
+            tokens = text_tokens(content)
+            room = max(0, tokens - over - text_tokens(CUT_NOTE))
+            keep = max(200, len(content) * room // tokens - 4)  # -4: the estimate rounds up
+            cut = content[:keep] + CUT_NOTE
+            over -= tokens - text_tokens(cut)
+            m = {**m, "content": cut}
+        out.append(m)
+    return out
+
+
 class HistoryBudget:
     """Keeps what the model sees of a session within a token budget."""
 
@@ -111,7 +133,18 @@ class HistoryBudget:
         """(summary note, recent messages) within `budget` tokens; summarises on overflow.
 
         `redact` is applied to what the summariser reads (private tool results in a group).
+        The newest turn is always kept; when it alone is too large its tool results are cut.
         """
+        note, recent = await self._fit(session_id, history, budget, redact)
+        return note, shrink_to(recent, budget - text_tokens(note))
+
+    async def _fit(
+        self,
+        session_id: str,
+        history: list[Message],
+        budget: int,
+        redact: Callable[[list[Message]], list[Message]],
+    ) -> tuple[str, list[Message]]:
         note, recent = since_summary(history)
         if text_tokens(note) + messages_tokens(recent) <= budget:
             return note, recent

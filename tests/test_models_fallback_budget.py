@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from larkbot.history_budget import SUMMARY_PROMPT, for_display
+from larkbot.context import RequestContext
+from larkbot.history_budget import CUT_NOTE, SUMMARY_PROMPT, for_display
 from larkbot.model_status import status_text
 from larkbot.providers.fallback import RESTART_NOTE
 from larkbot.providers.tokens import messages_tokens
-from tests.fakes.llm import FakeLLM, Reply
+from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.model_rig import model_rig
+from tools.base import ContextTool
 
 
 async def test_primary_500_three_times_then_the_fallback_answers_once(tmp_path: Path) -> None:
@@ -146,3 +148,42 @@ async def test_200_turn_session_stays_within_budget_with_a_summary(
     # and the summariser saw the previous note, so nothing earlier is silently dropped
     second = [r for r in fake_llm.requests if r["messages"][0]["content"] == SUMMARY_PROMPT][1]
     assert "SUMMARY-1:" in second["messages"][1]["content"]
+
+
+class RepeatEcho(ContextTool):
+    """echo with a repeat count: a long result from short arguments."""
+
+    name = "echo"
+    description = "Echo text back, several times."
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "times": {"type": "integer"}},
+        "required": ["text", "times"],
+    }
+
+    async def run_with(self, ctx: RequestContext, **kw: Any) -> str:
+        return (kw["text"] + " ") * kw["times"]
+
+
+async def test_one_turn_larger_than_a_small_budget_has_its_tool_result_cut(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    big = "word " * 1_500  # 7,500 characters: ~2,250 tokens against a 600-token budget
+    fake_llm.reply_tools(FakeToolCall("echo", {"text": "word", "times": 1_500}))
+    fake_llm.reply_text("Echoed.")
+    fake_llm.reply_text("Still here.")
+    rig = await model_rig(
+        tmp_path, {"base_url": fake_llm.base_url, "model": "m"}, history_max_tokens=600
+    )
+    rig.agent.registry.register(RepeatEcho())
+    try:
+        assert (await rig.turn("echo a lot"))[0] == "Echoed."
+        assert (await rig.turn("and now?"))[0] == "Still here."
+        stored = await rig.store.load("s1")
+    finally:
+        await rig.close()
+    history = fake_llm.requests[2]["messages"][1:-1]
+    assert messages_tokens(history) <= 600
+    tool = next(m for m in history if m["role"] == "tool")
+    assert tool["content"].endswith(CUT_NOTE) and tool["content"].startswith("word word")
+    assert any(m.get("content") == big for m in stored if m["role"] == "tool")  # stored in full

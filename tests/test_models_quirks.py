@@ -10,6 +10,7 @@ from tests.fakes.llm_quirks import (
     dashscope,
     deepseek_reasoner_r1,
     deepseek_thinking,
+    kimi_thinking,
     openai_reasoning,
 )
 from tests.model_rig import model_rig, thinking_of
@@ -115,6 +116,28 @@ async def test_older_rule_fake_refuses_echoed_reasoning(fake_llm: FakeLLM, tmp_p
     finally:
         await rig.close()
     assert "HTTP 400" in answer
+
+
+async def test_kimi_k2_5_tool_loop_keeps_reasoning_and_default_sampling(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.validate = kimi_thinking
+    tool_loop(fake_llm)
+    rig = await model_rig(
+        tmp_path,
+        {
+            "base_url": fake_llm.base_url,
+            "provider": "kimi",
+            "model": "kimi-k2.5",
+            "temperature": 0.3,  # refused by kimi-k2.5, so never sent
+        },
+    )
+    try:
+        assert (await rig.turn("please echo hi"))[0] == "echoed hi"
+        assert (await rig.turn("and now?"))[0] == "second answer"
+    finally:
+        await rig.close()
+    assert assistants(fake_llm.requests[1])[0]["reasoning_content"] == THOUGHT
 
 
 def qwen_responder(body: dict[str, Any]) -> Reply:

@@ -150,3 +150,88 @@ async def test_doctor_probe_detects_reasoning_and_tools(fake_llm: FakeLLM) -> No
     body = fake_llm.requests[0]
     assert body["tools"][0]["function"]["name"] == "noop" and body["max_tokens"] == 64
     assert not refused.ok and "tools are not supported" in refused.detail
+
+
+TOOL_TURN = [
+    {"role": "user", "content": "echo hi"},
+    {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "call echo",
+        "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c", "content": "hi"},
+    {"role": "assistant", "content": "hi", "reasoning_content": "done"},
+    {"role": "user", "content": "thanks"},
+    {"role": "assistant", "content": "ok", "reasoning_content": "plain"},
+    {"role": "user", "content": "bye"},
+]
+
+
+@pytest.mark.parametrize(
+    ("base", "model", "on", "off", "echoed"),
+    [
+        (
+            "https://api.moonshot.ai/v1",
+            "kimi-k2.5",
+            {"thinking": {"type": "enabled"}},
+            {"thinking": {"type": "disabled"}},
+            ["call echo", "done"],
+        ),
+        (
+            "https://open.bigmodel.cn/api/paas/v4",
+            "glm-4.7",
+            {"thinking": {"type": "enabled"}},
+            {"thinking": {"type": "disabled"}},
+            ["call echo", "done"],
+        ),
+        (
+            "https://ark.cn-beijing.volces.com/api/v3",
+            "doubao-seed-1-6-250615",
+            {"thinking": {"type": "enabled"}},
+            {"thinking": {"type": "disabled"}},
+            [],
+        ),
+        (
+            "http://localhost:8000/v1",
+            "Qwen/Qwen3-8B",
+            {"chat_template_kwargs": {"enable_thinking": True}},
+            {"chat_template_kwargs": {"enable_thinking": False}},
+            [],
+        ),
+        (
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            "qwen-plus",
+            {"enable_thinking": True},
+            {"enable_thinking": False},
+            [],
+        ),
+    ],
+)
+def test_each_profile_sends_its_switch_and_echo_rule(
+    base: str, model: str, on: dict[str, object], off: dict[str, object], echoed: list[str]
+) -> None:
+    """One row per profile: the documented switch for on and off, reasoning back per the rule."""
+    for mode, expected in (("on", on), ("off", off)):
+        wire = Wire.for_config(LLMConfig(base_url=base, model=model, thinking=mode))
+        body = wire.payload(TOOL_TURN, None, stream=True)
+        assert {k: body[k] for k in expected} == expected
+        sent = [m["reasoning_content"] for m in body["messages"] if "reasoning_content" in m]
+        assert sent == echoed  # only the tool-call turn's assistant messages, where required
+    auto = Wire.for_config(LLMConfig(base_url=base, model=model)).payload(TOOL_TURN, None, True)
+    assert not any(k in auto for k in (*on, *off))  # thinking: auto sends no switch at all
+
+
+def test_kimi_k2_5_never_gets_sampling_parameters() -> None:
+    """platform.kimi.ai models-overview: kimi-k2.5+ sampling "cannot be modified", in any mode."""
+    msgs = [{"role": "user", "content": "hi"}]
+    base = "https://api.moonshot.cn/v1"
+    for thinking in ("on", "off"):
+        k25 = Wire.for_config(
+            LLMConfig(base_url=base, model="kimi-k2.5", thinking=thinking, temperature=0.3)
+        )
+        assert "temperature" not in k25.payload(msgs, None, stream=True)
+    v1 = Wire.for_config(LLMConfig(base_url=base, model="moonshot-v1-8k", temperature=0.3))
+    assert v1.payload(msgs, None, stream=True)["temperature"] == 0.3

@@ -99,7 +99,10 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
                 ".a2ui-surface", has_text="Python web frameworks"
             )  # the rank badge and Timeline extensions
             await expect(ranking.locator(".a2ui-text.rankBadge")).to_have_count(4)
-            await expect(ranking.locator(".rankBadge").first).to_have_css("border-radius", "50%")
+            first_badge = ranking.locator(".rankBadge").first
+            await expect(first_badge).to_have_css("border-radius", "999px")
+            box = await first_badge.bounding_box()  # "1" is a circle; longer text a pill
+            assert box is not None and abs(box["width"] - box["height"]) < 1, box
             timeline = page.locator(".a2ui-surface larkbot-timeline li")
             await expect(timeline).to_have_count(3)
             await expect(timeline.nth(1)).to_contain_text("200 testers")
@@ -168,7 +171,10 @@ async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> N
         await say(page, "and as a card")  # A2UI text goes through the same sanitizer
         card = page.locator(".a2ui-surface").first
         await expect(card).to_contain_text("<script>", timeout=TIMEOUT)
-        await expect(card.locator(".rankBadge")).to_have_text(BADGE)
+        badge = card.locator(".rankBadge")
+        await expect(badge).to_have_text(BADGE)
+        box = await badge.bounding_box()  # a long badge is a pill, not a clipped circle
+        assert box is not None and box["width"] > 2 * box["height"], box
         assert await card.locator("script, img, b").count() == 0
         assert await card.locator("a").get_attribute("href") is None
         assert await page.evaluate("window.__pwned") is None
@@ -188,13 +194,14 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
             "creator": {"open_id": "web", "is_owner": True},
         }
         await sched.create("morning-news", "summarise the news", interval_minutes=60, **job)
+        await sched.create("standup", "remind me of the standup", cron="30 9 * * 1,3", **job)
         await sched.execute(
             job_id="morning-news",
             prompt="summarise the news",
             fire_time=datetime.now(UTC),
             **job,
         )
-        page = await browser.new_page(viewport={"width": 1100, "height": 800})
+        page = await browser.new_page(viewport={"width": 1100, "height": 800}, timezone_id="UTC")
         await log_in(page, s.url("").rstrip("/"))
         await page.click("#nav-schedules")
         card = page.locator(".schedule[data-job-id=morning-news]")
@@ -202,11 +209,16 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".schedule-last .answer strong")).to_have_text("larks")
         await card.locator(".schedule-runs summary").click()
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
+        await expect(card.locator(".schedule-when")).to_have_text("every 60 min")
+        standup = page.locator(".schedule[data-job-id=standup] .schedule-when")
+        await expect(standup).to_have_text("every Mon, Wed 09:30 (Asia/Shanghai)")  # not UTC
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
         await card.locator(".schedule-runs summary").click()  # the view was redrawn in Chinese
         await expect(card.locator(".run")).to_have_count(1, timeout=TIMEOUT)
         await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
+        await expect(card.locator(".schedule-when")).to_have_text("每 60 分钟")
+        await expect(standup).to_have_text("每周一、三 09:30 (Asia/Shanghai)")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 

@@ -55,8 +55,10 @@ async def test_scheduled_tasks_their_runs_and_removal(home: Path, fake_llm: Fake
             job_id="news", prompt="summarise the news", fire_time=datetime.now(UTC), **job
         )
         async with s.http.get(s.url("/api/schedules"), headers=AUTH) as r:
-            listed = (await r.json())["schedules"]
+            body = await r.json()
+        listed = body["schedules"]
         assert [j["id"] for j in listed] == ["news"] and listed[0]["next_run"]
+        assert body["timezone"] == "Asia/Shanghai"  # scheduler.timezone: cron times are in it
         assert listed[0]["last_run"]["answer"] == "Top story: larks sing at dawn."
         async with s.http.get(s.url("/api/schedules/news/runs"), headers=AUTH) as r:
             runs = (await r.json())["runs"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import aiohttp
@@ -231,3 +232,14 @@ async def test_an_idle_stream_is_pinged(home: Path, fake_llm: FakeLLM) -> None:
     first_text = next(i for i, line in enumerate(lines) if "TEXT_MESSAGE_CONTENT" in line)
     assert lines[:first_text].count(": ping") >= 2  # while the model thinks
     assert any("RUN_FINISHED" in line for line in lines[first_text:])
+
+
+async def test_a_failing_model_ends_the_run_with_run_error(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.reply_error(500, "upstream exploded")
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        async with s.http.post(s.url("/chat"), json={"message": "hi"}, headers=AUTH) as r:
+            events = [e async for _, e in sse_events(r)]
+        assert kinds(events) == ["RUN_STARTED", "RUN_ERROR"]
+        assert events[-1]["code"] == "error" and events[-1]["message"]
+        assert "sk-test" not in json.dumps(events)  # the key never reaches the browser

@@ -29,6 +29,7 @@ class ModelRule:
     context: int = 0  # context window in tokens; 0: the profile's default
     echo: Echo | None = None  # overrides the profile's rule (older models)
     thinking_params: bool = True  # False: the model rejects/ignores the thinking switch
+    fixed_sampling: bool = False  # the model refuses temperature/top_p/penalties in any mode
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Profile:
     models: tuple[ModelRule, ...] = ()
 
 
-_SAMPLING = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
+SAMPLING_KEYS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -101,7 +102,7 @@ PROFILES: dict[str, Profile] = {
             thinking_on={"thinking": {"type": "enabled"}},
             thinking_off={"thinking": {"type": "disabled"}},
             effort_key="reasoning_effort",
-            drop_when_thinking=_SAMPLING,
+            drop_when_thinking=SAMPLING_KEYS,
             context=128_000,
             models=(
                 ModelRule("deepseek-chat*"),  # the alias of V4's non-thinking mode
@@ -153,8 +154,11 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "kimi",
             hosts=("api.moonshot.cn", "api.moonshot.ai"),
-            # platform.moonshot.ai docs (Kimi K2 thinking): reasoning_content of tool-calling
-            # assistant messages is kept in the context of later requests (interleaved thinking).
+            # platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model: reasoning_content of
+            # tool-calling assistant messages stays in later requests (else a 400 "thinking is
+            # enabled but reasoning_content is missing in assistant tool call message");
+            # platform.kimi.ai/docs/api/models-overview: kimi-k2.5+ take "thinking": {"type"},
+            # and their temperature, top_p and penalties "cannot be modified".
             echo="tool_turns",
             thinking_on={"thinking": {"type": "enabled"}},
             thinking_off={"thinking": {"type": "disabled"}},
@@ -165,7 +169,7 @@ PROFILES: dict[str, Profile] = {
                 ModelRule("moonshot-v1-32k*", context=32_000, thinking_params=False),
                 ModelRule("moonshot-v1*", thinking_params=False),
                 ModelRule("kimi-k2-thinking*", reasoning=True, thinking_params=False),
-                ModelRule("kimi-k2.[5-9]*", reasoning=True, vision=True),
+                ModelRule("kimi-k2.[5-9]*", reasoning=True, vision=True, fixed_sampling=True),
                 ModelRule("kimi-k2*", thinking_params=False),
                 ModelRule("kimi-latest*", vision=True, thinking_params=False),
             ),

@@ -12,7 +12,14 @@ from typing import Any
 
 from larkbot.config import LLMConfig
 from larkbot.providers.base import Message
-from larkbot.providers.profiles import Echo, ModelRule, Profile, get_profile, model_traits
+from larkbot.providers.profiles import (
+    SAMPLING_KEYS,
+    Echo,
+    ModelRule,
+    Profile,
+    get_profile,
+    model_traits,
+)
 
 REASONING_KEY = "reasoning_content"  # where the history keeps an assistant message's thinking
 INTERNAL_PREFIX = "larkbot_"  # keys of ours that never go on the wire
@@ -77,9 +84,11 @@ class Wire:
             body["temperature"] = self.cfg.temperature
         if self.cfg.max_tokens is not None:
             body[self.profile.max_tokens_key] = self.cfg.max_tokens
+        dropped: tuple[str, ...] = SAMPLING_KEYS if self.traits.fixed_sampling else ()
         if thinking:
-            for key in self.profile.drop_when_thinking:
-                body.pop(key, None)
+            dropped = (*dropped, *self.profile.drop_when_thinking)
+        for key in dropped:
+            body.pop(key, None)
         return body
 
     def headers(self) -> dict[str, str]:

@@ -135,7 +135,8 @@ async def list_schedules(request: web.Request) -> web.Response:
                 "last_run": _run_summary(*last[-1]) if last else None,
             }
         )
-    return web.json_response({"schedules": out, "enabled": True})
+    zone = str(getattr(sched, "tz", ""))  # cron times are in this zone, not the browser's
+    return web.json_response({"schedules": out, "enabled": True, "timezone": zone})
 
 
 async def delete_schedule(request: web.Request) -> web.Response:

@@ -70,3 +70,23 @@ def openai_reasoning(body: dict[str, Any]) -> str | None:
     if "temperature" in body:
         return "Unsupported parameter: 'temperature' is not supported with this model."
     return None
+
+
+def kimi_thinking(body: dict[str, Any]) -> str | None:
+    """Kimi K2.5+ (thinks by default): tool-call messages keep reasoning_content; fixed sampling.
+
+    platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model; platform.kimi.ai/docs/api/
+    models-overview ("cannot be modified"). The messages are the API's own.
+    """
+    for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
+        if key in body:
+            return f"invalid {key}: this model does not allow modifying it"
+    if (body.get("thinking") or {}).get("type") == "disabled":
+        return None
+    for index, m in enumerate(body.get("messages") or []):
+        if m.get("role") == "assistant" and m.get("tool_calls") and "reasoning_content" not in m:
+            return (
+                "thinking is enabled but reasoning_content is missing in assistant tool call "
+                f"message at index {index}"
+            )
+    return None

@@ -4,6 +4,27 @@ import { locale, t } from "./i18n.js";
 import { setMarkdown } from "./markdown.js";
 import { $, api, node } from "./dom.js";
 
+// The scheduler words triggers for Lark readers ("每天 09:00", "每周一、三 09:00", "every 30 min");
+// the page says them in its own language, and anything unrecognised as the scheduler wrote it.
+const EN_DAYS = { 一: "Mon", 二: "Tue", 三: "Wed", 四: "Thu", 五: "Fri", 六: "Sat", 日: "Sun" };
+const EN_WORDS = [
+  [/^每天 (\S+)$/, (m) => `daily ${m[1]}`],
+  [/^工作日 (\S+)$/, (m) => `weekdays ${m[1]}`],
+  [/^周末 (\S+)$/, (m) => `weekends ${m[1]}`],
+  [/^每周(\S+) (\S+)$/, (m) => `every ${m[1].split("、").map((d) => EN_DAYS[d] || d).join(", ")} ${m[2]}`],
+  [/^每月 (\d+) 日 (\S+)$/, (m) => `monthly on day ${m[1]}, ${m[2]}`],
+];
+
+export function triggerWords(words) {
+  const every = /^every (\d+) min$/.exec(words || "");
+  if (locale() === "zh-CN") return every ? `每 ${every[1]} 分钟` : words;
+  for (const [pattern, say] of EN_WORDS) {
+    const m = pattern.exec(words || "");
+    if (m) return say(m);
+  }
+  return words;
+}
+
 function when(value) {
   if (value == null) return "—";
   return new Date(typeof value === "number" ? value * 1000 : value).toLocaleString(locale());
@@ -11,7 +32,10 @@ function when(value) {
 
 export async function loadSchedules() {
   const resp = await api("GET", "/api/schedules");
-  const { schedules } = await resp.json();
+  const { schedules, timezone } = await resp.json();
+  // a cron job's clock time is in the scheduler's zone: say which when the browser's differs
+  const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const zoneNote = timezone && timezone !== here ? ` (${timezone})` : "";
   const box = $("schedules");
   box.replaceChildren();
   if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
@@ -19,7 +43,7 @@ export async function loadSchedules() {
     const card = node("section", "schedule");
     card.dataset.jobId = job.id;
     const head = node("div", "schedule-head");
-    head.append(node("strong", null, job.id), node("span", "schedule-when", job.describe));
+    head.append(node("strong", null, job.id), node("span", "schedule-when", triggerWords(job.describe) + ((job.schedule || "").startsWith("every") ? "" : zoneNote)));
     const remove = node("button", "danger small", t("remove"));
     remove.addEventListener("click", async () => {
       if (!confirm(t("removeConfirm"))) return;
