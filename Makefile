@@ -5,9 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 SYS_STAMP := $(VENV)/.system-tools
+INSTALLED := .venv-installed
+INSTALLED_STAMP := $(INSTALLED)/.deps
 BENCH_STAMP := $(VENV)/.bench-tools
 
-.PHONY: run test bench lint fmt typecheck clean web-vendor
+.PHONY: run test installed bench lint fmt typecheck clean web-vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,15 +68,31 @@ web-vendor:
 	    --outfile=../$(WEB_VENDOR)/a2ui-lit.js \
 	  && node licences.mjs node_modules/.a2ui-lit-meta.json > ../$(WEB_VENDOR)/LICENSE.a2ui-lit
 
+# The product as users install it: the wheel in its own virtualenv, WITHOUT the dev extras
+# (tests/test_installed_product.py runs `serve` from it). The virtualenv is made afresh when
+# pyproject.toml changes (a dropped dependency must disappear too); otherwise only the new
+# wheel is reinstalled, which takes seconds.
+$(INSTALLED_STAMP): pyproject.toml | $(DEV_STAMP)
+	rm -rf $(INSTALLED) && $(PYTHON) -m venv $(INSTALLED)
+	rm -rf build/wheel && $(BIN)/pip wheel -q --no-deps --no-build-isolation -w build/wheel .
+	$(INSTALLED)/bin/pip install -q build/wheel/larkbot-*.whl
+	touch $@
+
+installed: $(INSTALLED_STAMP)
+	rm -rf build/wheel && $(BIN)/pip wheel -q --no-deps --no-build-isolation -w build/wheel .
+	$(INSTALLED)/bin/pip install -q --no-deps --force-reinstall build/wheel/larkbot-*.whl
+	$(INSTALLED)/bin/pip check -q
+
 # pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
-test: $(DEV_STAMP) $(SYS_STAMP)
+test: $(DEV_STAMP) $(SYS_STAMP) installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy larkbot tools cards
 	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
 	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
 	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
-	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly; rc=$$?; \
+	LARKBOT_TEST_PG_URL="$$url" LARKBOT_INSTALLED_BIN="$(CURDIR)/$(INSTALLED)/bin/larkbot" \
+	  PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # `make bench` only: scrot and ImageMagick's import, computer_use's screenshot baselines (they
@@ -103,4 +121,4 @@ fmt: $(DEV_STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(INSTALLED) build *.egg-info

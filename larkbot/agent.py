@@ -29,7 +29,10 @@ from larkbot.find_tools import FindToolsTool
 from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy, ToolGate, Verdict
+from larkbot.policy.provenance import for_model as wire_messages
+from larkbot.policy.provenance import untrusted_messages, user_message
 from larkbot.policy.redact import hide_private_results
+from larkbot.policy.secrets import SecretScrubber
 from larkbot.prompt import build_system_prompt, detect_language
 from larkbot.providers.base import (
     ChatProvider,
@@ -67,6 +70,7 @@ class Agent:
         *,
         executor: ToolExecutor | None = None,
         audit: AuditSink | None = None,
+        scrubber: SecretScrubber | None = None,
         usage: UsageStore | None = None,
     ) -> None:
         self.provider = provider
@@ -76,6 +80,7 @@ class Agent:
         self.store = store
         self.consent = consent
         self.policy = policy
+        self.scrubber = scrubber
         self._live = settings if isinstance(settings, LiveSettings) else None
         self._static = settings if isinstance(settings, Settings) else None
         self.interface = interface
@@ -197,7 +202,9 @@ class Agent:
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
-        user_msg: Message = {"role": "user", "content": user_input}
+        # other people's messages in this (group) history: the owner's side effects need approval
+        ctx = ctx.with_untrusted(*untrusted_messages(history))
+        user_msg = user_message(user_input, ctx)
         user_text = text_of(user_input)
         prompt = build_system_prompt(settings, ctx, user_text, fast=settings.agent.fast_path)
         system = with_summary({"role": "system", "content": prompt}, note)
@@ -214,7 +221,7 @@ class Agent:
             for _ in range(settings.agent.max_steps):
                 tools = self.registry.openai_tools(self.advertised_tools(ctx))
                 completion: Completion | None = None
-                async for item in self._ask_model([system, *context, *turn], tools):
+                async for item in self._ask_model(wire_messages([system, *context, *turn]), tools):
                     if isinstance(item, Completion):
                         completion = item
                     elif not isinstance(item, ThinkingDelta) or thinking_shown:
@@ -241,7 +248,11 @@ class Agent:
                     yield event
                 # what no owner wrote (a fetched page, others' messages) raises the bar from here on
                 ctx = ctx.with_untrusted(*self._untrusted_sources(calls, results))
-                round_msgs = tool_round(completion, calls, results)
+                scrubbed = [
+                    ToolCall(c.id, c.name, self._scrubbed_arguments(c.arguments), c.parse_error)
+                    for c in calls
+                ]
+                round_msgs = tool_round(completion, scrubbed, results)
                 unsaved += round_msgs
                 turn += round_msgs
                 if any(r.attachments for r in results.values()):  # images: this turn only
@@ -300,6 +311,18 @@ class Agent:
             elif isinstance(event, Completion):
                 yield event
 
+    def _scrubbed(self, result: ToolResult) -> ToolResult:
+        """The result without the bot's own secrets (before the model, the card or storage)."""
+        if self.scrubber is None:
+            return result
+        return replace(result, content=self.scrubber.text(result.content))
+
+    def _scrubbed_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.scrubber is None:
+            return arguments
+        scrubbed: dict[str, Any] = self.scrubber.arguments(arguments)
+        return scrubbed
+
     async def _run_calls(
         self, calls: Sequence[ToolCall], ctx: RequestContext, results: dict[str, ToolResult]
     ) -> AsyncIterator[AgentEvent]:
@@ -328,14 +351,14 @@ class Agent:
         started = time.perf_counter()
         tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
         for call, tool in approved:
-            yield ToolStarted(call.id, call.name, call.arguments)
+            yield ToolStarted(call.id, call.name, self._scrubbed_arguments(call.arguments))
             tasks[asyncio.create_task(self.executor.execute(call, ctx, tool))] = call
         try:
             pending: set[asyncio.Future[ToolResult]] = set(tasks)
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    call, result = tasks[task], task.result()
+                    call, result = tasks[task], self._scrubbed(task.result())
                     results[call.id] = result
                     elapsed = time.perf_counter() - started
                     yield ToolFinished(call.id, call.name, result.content, result.is_error, elapsed)

@@ -1,40 +1,48 @@
-"""App: builds and owns everything `larkbot serve` runs, with `start()` / `drain()` / `stop()`."""
+"""App: the one composition root of `larkbot serve` — builds every part in order, closes them all.
+
+`start()` builds the parts one after another on an `AsyncExitStack`; when a later part fails,
+the stack closes exactly what was started before it, in reverse order. `stop()` drains the
+in-flight turns and closes the same stack. Every part is a typed field of `LarkParts`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import time
-from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any
 
+from larkbot.agent import Agent
 from larkbot.config import Settings
 from larkbot.consent import ConsentProvider, NobodyToAsk
+from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands
-from larkbot.lark.dispatcher import Dispatcher
-from larkbot.lark.inbound import MESSAGE_EVENT, normalize
-from larkbot.lark.journal import open_journal
+from larkbot.lark.dispatcher import Dispatcher, Notify
+from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
+from larkbot.lark.journal import InboundJournal
+from larkbot.lark.journal_redis import open_journal
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
 from larkbot.lark.render import reply_uuid, text_content
+from larkbot.lark.streaming import make_view_factory
 from larkbot.lark.turn_input import TurnInputs
-from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.lark.webhook import CARD_ACTION_TRIGGER
 from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
+from larkbot.lark.ws import LarkLongConnection
 from larkbot.logs import get_logger
 from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
+from larkbot.scheduler.wiring import leading_scheduler
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.app")
 
-CardHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-Hook = Callable[[], Awaitable[None]]
 PURGE_EVERY = 3600.0
 
 
@@ -42,62 +50,88 @@ class NotAccepting(LarkBotError):
     """Starting or draining: the event is not taken, Lark must redeliver it (503 / error ACK)."""
 
 
+@dataclass(frozen=True)
+class LarkParts:
+    """Everything `serve` runs on top of the core, built once by `App.start`."""
+
+    core: Core
+    client: LarkClient | None  # None: lark.app_id/app_secret not configured (cannot reply)
+    bot_open_id: str
+    journal: InboundJournal
+    owners: Owners
+    audit: AuditLog
+    welcomer: Welcomer
+    approvals: LarkApprovals | None
+    agent: Agent
+    dispatcher: Dispatcher | None  # None without a client: events are acknowledged only
+
+
 class App:
-    """The serve process's object graph. Other subsystems add start/stop hooks, not new fields."""
+    """The serve process: `start()` builds the parts, `submit()` takes events, `stop()` closes."""
 
     def __init__(self, settings: Settings, *, lease_seconds: float = 60.0) -> None:
         self.settings = settings
         self.lease_seconds = lease_seconds
         self.ready = False
-        self.bot_open_id = ""
-        self.client: LarkClient | None = None
-        self.card_handler: CardHandler | None = None  # the cards helper's approval callbacks
-        self.view_factory: ViewFactory | None = None  # None: chosen in start() from settings
-        self.on_start: list[Hook] = []
-        self.on_stop: list[Hook] = []
-        self.ws: Any = None
-        self._core: Core | None = None
-        self._sweeper: asyncio.Task[None] | None = None
+        self._parts: LarkParts | None = None
+        self._stack: AsyncExitStack | None = None
         self._background: set[asyncio.Task[Any]] = set()  # welcomes, sent after the ack
-        from larkbot.scheduler.hooks import install_scheduler
 
-        install_scheduler(self)  # start/stop hooks; registers services["scheduler"]
-        self.approvals: LarkApprovals | None = None
-        from larkbot.desktop import DesktopServer
-
-        desktop = DesktopServer(settings.computer_use, lambda: self.core.runtime.services)
-        self.on_start.append(desktop.start)  # computer_use.start_xvfb: serve's own Xvfb
-        self.on_stop.append(desktop.stop)
+    @property
+    def parts(self) -> LarkParts:
+        """The running parts (after `start`)."""
+        assert self._parts is not None, "App.start() first"
+        return self._parts
 
     @property
     def core(self) -> Core:
         """Database, http client, registry, provider and sessions (after `start`)."""
-        assert self._core is not None, "App.start() first"
-        return self._core
+        return self.parts.core
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """The turn dispatcher (after `start`)."""
+        assert self.parts.dispatcher is not None, "lark is not configured"
+        return self.parts.dispatcher
+
+    @property
+    def journal(self) -> InboundJournal:
+        """The inbound journal (after `start`)."""
+        return self.parts.journal
+
+    @property
+    def owners(self) -> Owners:
+        """The owner list and pairing (after `start`)."""
+        return self.parts.owners
+
+    @property
+    def audit(self) -> AuditLog:
+        """The audit table of tool decisions (after `start`)."""
+        return self.parts.audit
+
+    @property
+    def welcomer(self) -> Welcomer:
+        """The welcome-message sender (after `start`)."""
+        return self.parts.welcomer
 
     async def start(self) -> None:
-        """Open storage, fetch the bot's identity once, wire the agent, recover unfinished turns."""
-        self._core = await build_core(self.settings, "lark")
+        """Build every part in order; on a failure, close what was started and re-raise."""
+        stack = AsyncExitStack()
         try:
-            await self._wire(self._core)
+            self._parts = await self._build(stack)
         except BaseException:
-            await self._close()  # hooks (scheduler), writers and clients started so far
+            self._parts = None
+            await stack.aclose()
             raise
+        self._stack = stack
         self.ready = True
-        log.info("app_ready", bot_open_id=self.bot_open_id, mode=self.settings.lark.mode)
+        log.info("app_ready", bot_open_id=self._parts.bot_open_id, mode=self.settings.lark.mode)
 
-    async def _wire(self, core: Core) -> None:
+    async def _build(self, stack: AsyncExitStack) -> LarkParts:
         s = self.settings
-        if s.lark.configured:
-            self.client = LarkClient.from_config(core.http, s.lark)
-            core.runtime.services["lark_client"] = self.client
-            await self._fetch_bot_identity()
-        else:
-            log.warning(
-                "lark_not_configured",
-                hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
-                "events are verified and acknowledged, but the bot cannot reply",
-            )
+        core = await build_core(s, "lark")
+        stack.push_async_callback(core.aclose)
+        client, bot_open_id = await self._lark_client(core)
         if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
             log.warning(
                 "lark_events_unsigned",
@@ -108,55 +142,87 @@ class App:
                 hint="set lark.encrypt_key (Lark console → Events & Callbacks → Encryption "
                 "strategy), or use lark.mode: websocket",
             )
-        self.journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
-        self.owners = Owners(core.db, s.owner.open_ids)
-        self.audit = AuditLog(core.db)
-        self.directory = Directory(self.client)
-        self.welcomer = Welcomer(core.db, self.client, self.owners, self.directory)
-        for part in (self.journal, self.owners, self.audit, self.welcomer):
-            await part.init()
-        inputs = TurnInputs(self.client, self.directory, lambda: self.settings)
-        inputs.http = core.http
+        journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
+        await journal.init()
+        stack.push_async_callback(journal.close)
+        owners = Owners(core.db, s.owner.open_ids)
+        await owners.init()
+        audit = AuditLog(core.db)
+        await audit.init()
+        stack.push_async_callback(audit.close)
+        directory = Directory(client)
+        welcomer = Welcomer(core.db, client, owners, directory)
+        await welcomer.init()
+        stack.push_async_callback(self._cancel_background)
+        approvals: LarkApprovals | None = None
         consent: ConsentProvider = NobodyToAsk()
-        if self.client is not None:  # the policy's Asks become Approve / Deny cards
-            self.approvals = LarkApprovals(
-                self.client, self.owners.check, lambda: self.settings.lark.approval_timeout_seconds
+        if client is not None:  # the policy's Asks become Approve / Deny cards
+            timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
+            approvals = consent = LarkApprovals(client, owners.check, timeout)
+        agent = core.agent(consent, "lark", audit=audit)
+        dispatcher = None
+        if client is not None:
+            dispatcher = Dispatcher(
+                agent=agent,
+                journal=journal,
+                owners=owners,
+                commands=Commands(
+                    owners,
+                    agent.reset,
+                    lambda sid: status_text(core.live.get(), core.provider, core.usage, sid),
+                ),
+                view_factory=make_view_factory(client, s.lark),
+                lark=lambda: self.settings.lark,
+                inputs=TurnInputs(client, directory, lambda: self.settings, core.http),
+                sessions=core.store,
+                limits=lambda: self.settings.limits,
+                notify=self._notify_with(client),
             )
-            consent, self.card_handler = self.approvals, self.approvals.handle_card
-        self.agent = core.agent(consent, "lark", audit=self.audit)
-        self.dispatcher = Dispatcher(
-            agent=self.agent,
-            journal=self.journal,
-            owners=self.owners,
-            commands=Commands(
-                self.owners,
-                self.agent.reset,
-                lambda sid: status_text(core.live.get(), core.provider, core.usage, sid),
-            ),
-            view_factory=self._view,
-            lark=lambda: self.settings.lark,
-            inputs=inputs,
-            sessions=core.store,
-            limits=lambda: self.settings.limits,
-            notify=self._notify,
-        )
-        for hook in self.on_start:
-            await hook()
-        if self.client is not None:
-            await self.dispatcher.recover()
-            self._sweeper = asyncio.create_task(self._sweep(), name="lark-journal-sweeper")
-        if s.lark.mode == "websocket" and self.client is not None:
-            from larkbot.lark.ws import LarkLongConnection
-
+        drain = s.server.drain_seconds
+        scheduler = leading_scheduler(core, agent, client, owners.check, drain)
+        await stack.enter_async_context(scheduler)
+        if approvals is not None:  # before the scheduler drains: a job waiting on a card ends
+            stack.callback(approvals.cancel_all)
+        desktop = DesktopServer(s.computer_use, core.runtime.services)
+        await desktop.start()  # computer_use.start_xvfb: serve's own Xvfb
+        stack.push_async_callback(desktop.stop)
+        if dispatcher is not None:
+            await dispatcher.recover()
+            sweeper = asyncio.create_task(self._sweep(dispatcher, journal), name="lark-sweeper")
+            stack.push_async_callback(cancel_and_wait, sweeper)
+        if s.lark.mode == "websocket" and dispatcher is not None:
             secret = s.lark.app_secret.get_secret_value()
-            self.ws = LarkLongConnection(s.lark.app_id, secret, s.lark.domain, self.submit)
-            self.ws.start()
+            ws = LarkLongConnection(s.lark.app_id, secret, s.lark.domain, self.submit)
+            ws.start()
+            stack.push_async_callback(ws.aclose)
+        return LarkParts(
+            core,
+            client,
+            bot_open_id,
+            journal,
+            owners,
+            audit,
+            welcomer,
+            approvals,
+            agent,
+            dispatcher,
+        )
 
-    async def _fetch_bot_identity(self) -> None:
-        assert self.client is not None
+    async def _lark_client(self, core: Core) -> tuple[LarkClient | None, str]:
+        """The Lark client and the bot's own open_id (fetched once; "" when that fails)."""
+        lark = self.settings.lark
+        if not lark.configured:
+            log.warning(
+                "lark_not_configured",
+                hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
+                "events are verified and acknowledged, but the bot cannot reply",
+            )
+            return None, ""
+        client = LarkClient.from_config(core.http, lark)
+        core.runtime.services["lark_client"] = client
         try:
-            info = await self.client.bot_info()
-            self.bot_open_id = str(info.get("open_id", ""))
+            info = await client.bot_info()
+            return client, str(info.get("open_id", ""))
         except Exception as err:  # mention detection needs it; DMs work without
             log.error(
                 "lark_bot_info_failed",
@@ -164,11 +230,14 @@ class App:
                 hint="check lark.app_id/app_secret and that the bot capability is enabled; "
                 "group @-mentions are not recognised until this works (restart to retry)",
             )
+            return client, ""
 
-    async def _notify(self, msg: Any, text: str) -> None:
+    @staticmethod
+    def _notify_with(client: LarkClient) -> Notify:
         """A short text reply outside any turn (e.g. why a message is not answered)."""
-        if self.client is not None:
-            await self.client.reply(
+
+        async def notify(msg: InboundMessage, text: str) -> None:
+            await client.reply(
                 msg.message_id,
                 "text",
                 text_content(text),
@@ -176,40 +245,27 @@ class App:
                 reply_in_thread=bool(msg.thread_id),
             )
 
-    def _view(self, msg: Any, ctx: Any) -> TurnView:
-        if self.view_factory is None:
-            self.view_factory = self._default_view_factory()
-        return self.view_factory(msg, ctx)
+        return notify
 
-    def _default_view_factory(self) -> ViewFactory:
-        """StreamingCardView when `lark.streaming` is on and the cards module is present."""
-        assert self.client is not None
-        client = self.client
-        if self.settings.lark.streaming:
-            try:  # the cards helper's module (issue 4), when present
-                streaming = importlib.import_module("larkbot.lark.streaming")
-                factory: ViewFactory = streaming.make_view_factory(client, self.settings.lark)
-                return factory
-            except (ImportError, AttributeError):
-                pass
-        return lambda msg, ctx: PlainReplyView(client, msg)
-
-    async def submit(self, envelope: dict[str, Any], signed: bool = True) -> Any:
+    async def submit(self, envelope: dict[str, Any], signed: bool = True) -> str | dict[str, Any]:
         """Hand an authenticated event envelope to the pipeline (webhook and long connection).
 
         `signed` False: a webhook event without a signature (no lark.encrypt_key), whose
         freshness nobody can check; its turn runs with no owner powers.
         """
-        if not self.ready:  # e.g. SIGTERM arrived while the body was read: never 200 and drop
+        parts = self._parts
+        if not self.ready or parts is None:  # e.g. SIGTERM arrived while the body was read
             raise NotAccepting("not ready")
         event_type = envelope.get("header", {}).get("event_type")
-        if event_type == CARD_ACTION_TRIGGER:  # long connection: card actions come this way
+        if event_type == CARD_ACTION_TRIGGER:  # long connection: the answer is the ACK's data
             return await self.handle_card(envelope, signed)
         if event_type == RECALLED:  # its queued or running turn stops, unanswered
             message_id = str((envelope.get("event") or {}).get("message_id") or "")
-            return await self.dispatcher.recall(message_id)
-        if event_type in WELCOME_EVENTS and self.client is not None:
-            greet = self.welcomer.greet(event_type, envelope.get("event") or {})
+            if parts.dispatcher is None:
+                return "ignored"
+            return await parts.dispatcher.recall(message_id)
+        if event_type in WELCOME_EVENTS and parts.client is not None:
+            greet = parts.welcomer.greet(event_type, envelope.get("event") or {})
             task = asyncio.create_task(greet, name="lark-welcome")
             self._background.add(task)
             task.add_done_callback(self._background_done)
@@ -217,7 +273,7 @@ class App:
         if event_type != MESSAGE_EVENT:
             return "ignored"  # other events: acknowledged, nothing to do
         try:
-            msg = normalize(envelope, self.bot_open_id)
+            msg = normalize(envelope, parts.bot_open_id)
         except Exception:  # sender-controlled shapes must never fail the request
             log.error("lark_normalize_failed", exc_info=True)
             return "ignored"
@@ -225,10 +281,10 @@ class App:
             return "ignored"
         if not signed:
             msg = dataclasses.replace(msg, signed=False)
-        if self.client is None:
+        if parts.dispatcher is None:
             log.warning("lark_reply_impossible", reason="lark.app_id/app_secret not configured")
             return "unconfigured"
-        outcome = await self.dispatcher.accept(msg)
+        outcome = await parts.dispatcher.accept(msg)
         if outcome == "draining":
             raise NotAccepting(outcome)
         return outcome
@@ -238,60 +294,46 @@ class App:
         if not task.cancelled() and task.exception() is not None:
             log.warning("lark_background_failed", exc_info=task.exception())
 
+    async def _cancel_background(self) -> None:
+        for task in list(self._background):
+            await cancel_and_wait(task)
+
     async def handle_card(self, envelope: dict[str, Any], signed: bool = True) -> dict[str, Any]:
-        """A verified `card.action.trigger`; the cards helper installs `card_handler`."""
-        if self.card_handler is None:
+        """A verified `card.action.trigger`: an Approve / Deny click on an approval card."""
+        approvals = self._parts.approvals if self._parts is not None else None
+        if approvals is None:
             return {}
         if not signed:  # an Approve click nobody can prove fresh must not approve anything
             return {"toast": {"type": "error", "content": UNSIGNED_REFUSAL}}
-        return await self.card_handler(envelope)
+        return await approvals.handle_card(envelope)
 
-    async def _sweep(self) -> None:
+    async def _sweep(self, dispatcher: Dispatcher, journal: InboundJournal) -> None:
         """Retake turns whose replica died (expired leases) and purge old journal entries."""
         last_purge = 0.0
         while True:
             await asyncio.sleep(self.lease_seconds / 2)
             try:
-                await self.dispatcher.recover()
+                await dispatcher.recover()
                 if time.monotonic() - last_purge > PURGE_EVERY:
                     last_purge = time.monotonic()
-                    await self.journal.purge()
+                    await journal.purge()
             except Exception:
                 log.warning("lark_sweep_failed", exc_info=True)
 
     async def drain(self, timeout: float | None = None) -> bool:
         """Stop taking events (healthz 503) and let in-flight turns finish within `timeout`."""
         self.ready = False
-        if self._core is None or not hasattr(self, "dispatcher"):
+        if self._parts is None or self._parts.dispatcher is None:
             return True
-        return await self.dispatcher.drain(timeout or self.settings.server.drain_seconds)
+        return await self._parts.dispatcher.drain(timeout or self.settings.server.drain_seconds)
 
     async def stop(self) -> None:
-        """Drain (if not yet), then close everything in reverse order of creation."""
-        if self._core is None:
+        """Drain (if not yet), then close every part in reverse order of creation."""
+        if self._stack is None:
             return
         await self.drain()
-        await self._close()
-
-    async def _close(self) -> None:
-        """Close what was started, in reverse order; safe on a partly wired App."""
-        if self._core is None:
-            return
-        if self.ws is not None:
-            await self.ws.aclose()
-        if self._sweeper is not None:
-            await cancel_and_wait(self._sweeper)
-        if self.approvals is not None:
-            self.approvals.cancel_all()
-        for task in list(self._background):
-            await cancel_and_wait(task)
-        for hook in reversed(self.on_stop):
-            try:
-                await hook()
-            except Exception:
-                log.warning("stop_hook_failed", exc_info=True)
-        for part in (getattr(self, "audit", None), getattr(self, "journal", None)):
-            if part is not None:
-                await part.close()
-        await self._core.aclose()
-        self._core = None
+        stack, self._stack = self._stack, None
+        try:
+            await stack.aclose()
+        finally:
+            self._parts = None

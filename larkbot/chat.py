@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import sys
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
 
+from cards.a2ui_text import render_text
 from larkbot.agent import Agent
 from larkbot.config import Settings
 from larkbot.consent import TuiConsentProvider
@@ -28,6 +27,7 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.logs import configure_logging
+from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import read_line
 
@@ -45,15 +45,6 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _ui_renderer() -> Callable[[dict[str, Any]], str] | None:
-    try:
-        module = importlib.import_module("cards.a2ui_text")
-    except ImportError:
-        return None
-    render = getattr(module, "render_text", None)
-    return render if callable(render) else None
-
-
 class TerminalView:
     """Prints agent events: streamed text, tool lines, UI payloads, errors."""
 
@@ -62,7 +53,6 @@ class TerminalView:
         self.at_line_start = True
         self.thinking = False  # inside a streamed "💭" thought (llm.show_thinking)
         self.failed = False
-        self._render_ui = _ui_renderer()
 
     def end_line(self) -> None:
         """End a streamed line, if one is open."""
@@ -112,14 +102,10 @@ class TerminalView:
             self.end_line()
 
     def _show_ui(self, ui: dict[str, Any]) -> None:
-        if self._render_ui is not None:
-            try:
-                self.line(self._render_ui(ui))
-                return
-            except Exception as err:  # a bad payload must not end the chat
-                self.line(f"  [card could not be rendered: {err}]")
-                return
-        self.line(f"  [a card was produced ({', '.join(ui)}); the terminal shows no cards]")
+        try:
+            self.line(render_text(ui))
+        except Exception as err:  # a bad payload must not end the chat
+            self.line(f"  [card could not be rendered: {err}]")
 
 
 async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) -> int:
@@ -153,7 +139,7 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
 
 
 async def _main(settings: Settings) -> int:
-    from larkbot.scheduler.hooks import writer_scheduler
+    from larkbot.scheduler.wiring import writer_scheduler
 
     async with open_core(settings, "cli") as core, writer_scheduler(core):
         agent = core.agent(TuiConsentProvider())
@@ -164,5 +150,7 @@ def run_chat(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot chat`."""
     fmt = "json" if settings.logging.format == "json" else "console"
     level = settings.logging.level if settings.logging.level != "info" else "warning"
-    configure_logging(level, fmt)  # info logs would interleave with the conversation
+    # info logs would interleave with the conversation; secret values never reach a log line
+    configure_logging(level, fmt, SecretScrubber(lambda: settings).text)
+    make_undumpable()  # a tool's child process cannot read our environment (the keys)
     return asyncio.run(_main(settings))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -23,9 +22,9 @@ APT = "apt-get install xvfb xdotool xclip"
 
 
 class DesktopServer:
-    """Start/stop hooks: an Xvfb when `computer_use.enabled` and `start_xvfb` are both true."""
+    """A part of serve: an Xvfb when `computer_use.enabled` and `start_xvfb` are both true."""
 
-    def __init__(self, config: ComputerUseConfig, services: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, config: ComputerUseConfig, services: dict[str, Any]) -> None:
         self.config = config
         self.services = services
         self.xvfb: Xvfb | None = None
@@ -39,14 +38,14 @@ class DesktopServer:
             display = await self.xvfb.start()
         except DesktopError as err:
             raise ConfigError(f"computer_use.start_xvfb: {err}") from None
-        self.services()["desktop"] = display
+        self.services["desktop"] = display
         log.info("xvfb_started", display=display.name, size=self.config.size, pid=self.xvfb.pid)
 
     async def stop(self) -> None:
         """Stop the Xvfb this server started (nothing otherwise)."""
         if self.xvfb is not None:
             await self.xvfb.stop()
-            self.services().pop("desktop", None)
+            self.services.pop("desktop", None)
             log.info("xvfb_stopped")
             self.xvfb = None
 

@@ -11,14 +11,6 @@ class ConfigError(LarkBotError):
     """A configuration mistake; the message names the key and the fix."""
 
 
-class StorageError(LarkBotError):
-    """The database could not be reached or used."""
-
-
-class SignatureError(LarkBotError):
-    """A Lark request failed signature, token or timestamp verification."""
-
-
 class ProviderError(LarkBotError):
     """The LLM endpoint failed in a way retries did not fix."""
 

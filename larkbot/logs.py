@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 import structlog
@@ -14,20 +14,44 @@ _SECRET_KEYS = re.compile(
     r"(secret|token|password|api_key|apikey|authorization|encrypt_key|cookie)", re.I
 )
 REDACTED = "[redacted]"
+Processor = Callable[[Any, str, MutableMapping[str, Any]], MutableMapping[str, Any]]
 
 
-def redact_secrets(
-    _: Any, __: str, event_dict: MutableMapping[str, Any]
-) -> MutableMapping[str, Any]:
-    """structlog processor: blank out values whose key looks like a credential."""
-    for key in list(event_dict):
-        if _SECRET_KEYS.search(key) and event_dict[key] not in (None, "", False):
-            event_dict[key] = REDACTED
-    return event_dict
+def _redacted(value: Any, scrub: Callable[[str], str] | None, depth: int = 0) -> Any:
+    """`value` with credential-named keys blanked at any depth and secret values replaced."""
+    if isinstance(value, str):
+        return scrub(value) if scrub else value
+    if depth > 8:  # logged structures are shallow; a deeper one is cut rather than walked
+        return "…"
+    if isinstance(value, Mapping):
+        return {
+            k: REDACTED
+            if isinstance(k, str) and _SECRET_KEYS.search(k) and v not in (None, "", False)
+            else _redacted(v, scrub, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redacted(v, scrub, depth + 1) for v in value]
+    return value
 
 
-def configure_logging(level: str = "info", fmt: str = "console") -> None:
-    """Set up structlog and stdlib logging once for the process."""
+def secret_redactor(scrub: Callable[[str], str] | None = None) -> Processor:
+    """structlog processor: credential-named keys blanked (nested tool arguments too); with
+    `scrub`, the bot's own secret values replaced wherever they appear in a logged string."""
+
+    def redact(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        redacted = _redacted(dict(event_dict), scrub)
+        event_dict.clear()
+        event_dict.update(redacted)
+        return event_dict
+
+    return redact
+
+
+def configure_logging(
+    level: str = "info", fmt: str = "console", scrub: Callable[[str], str] | None = None
+) -> None:
+    """Set up structlog and stdlib logging once for the process (`scrub`: secret values out)."""
     renderer: Any = (
         structlog.processors.JSONRenderer()
         if fmt == "json"
@@ -38,7 +62,7 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso"),
-            redact_secrets,
+            secret_redactor(scrub),
             structlog.processors.format_exc_info,
             renderer,
         ],

@@ -14,12 +14,15 @@ from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy
+from larkbot.policy.paths import ProtectedPaths
+from larkbot.policy.secrets import SecretScrubber
 from larkbot.providers.fallback import FallbackChain, build_provider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
 from larkbot.usage import UsageStore
 from tools.mcp import McpManager
-from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
+from tools.plugins import load_builtin_tools, load_plugins
+from tools.registry import ToolRegistry
 from tools.runtime import ToolRuntime
 
 log = get_logger(__name__)
@@ -76,6 +79,7 @@ class Core:
             self.live,
             interface or self.runtime.interface,
             audit=audit,
+            scrubber=SecretScrubber(self.live.get),
             usage=self.usage,
         )
 
@@ -87,12 +91,10 @@ class Core:
         if knowledge is not None:
             await knowledge.close()
         for tool in self.registry.all():  # tools holding their own clients (web_fetch)
-            close = getattr(tool, "aclose", None)
-            if close is not None:
-                try:
-                    await close()
-                except Exception:
-                    log.warning("tool_close_failed", tool=tool.name, exc_info=True)
+            try:
+                await tool.aclose()
+            except Exception:
+                log.warning("tool_close_failed", tool=tool.name, exc_info=True)
         if self.owns_http:
             await self.http.aclose()
         await self.db.close()
@@ -123,7 +125,7 @@ async def build_core(
             await client.aclose()
         raise
     provider = build_provider(settings.llm, client)
-    policy = Policy(lambda: live.get().owner.share)
+    policy = Policy(lambda: live.get().owner.share, protected=ProtectedPaths(live.get))
     core = Core(
         settings,
         live,

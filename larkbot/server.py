@@ -16,6 +16,7 @@ from larkbot.config import Settings
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
 from larkbot.lark.webhook import MAX_BODY_BYTES, verify_card_request, verify_event_request
 from larkbot.logs import configure_logging, get_logger
+from larkbot.policy.secrets import SecretScrubber, make_undumpable
 
 log = get_logger("larkbot.server")
 APP_KEY = web.AppKey("larkbot_app", App)
@@ -187,5 +188,6 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
 def run_serve(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot serve`."""
     fmt = "json" if settings.logging.format == "auto" else settings.logging.format
-    configure_logging(settings.logging.level, fmt)
+    configure_logging(settings.logging.level, fmt, SecretScrubber(lambda: settings).text)
+    make_undumpable()  # a tool's child process cannot read our environment (the keys)
     return asyncio.run(serve(settings))

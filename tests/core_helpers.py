@@ -14,6 +14,7 @@ from larkbot.context import RequestContext
 from larkbot.events import AgentEvent
 from larkbot.policy import AuditSink, Policy
 from larkbot.policy.rules import ShareRule
+from larkbot.policy.secrets import SecretScrubber
 from larkbot.providers.openai_compat import OpenAICompatProvider
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
@@ -196,6 +197,7 @@ async def make_rig(
     interface: str = "cli",
     audit: AuditSink | None = None,
     policy: Policy | None = None,
+    scrubber: SecretScrubber | None = None,
     **agent_settings: Any,
 ) -> Rig:
     """Build the rig; close it with `await rig.close()`."""
@@ -219,6 +221,7 @@ async def make_rig(
         settings,
         interface,
         audit=audit,
+        scrubber=scrubber,
     )
     return Rig(agent, store, db, registry, http)
 

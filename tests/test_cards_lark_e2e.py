@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cards import validate_lark_card
-from larkbot.lark.progress import ELEMENT_ID
+from cards.lark_progress import ELEMENT_ID
 from tests.cards_samples import SAMPLES
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from cards import validate_lark_card
+from cards.lark_progress import ELEMENT_ID
 from larkbot.config import LarkConfig
 from larkbot.events import (
     ConsentRequested,
@@ -21,7 +22,7 @@ from larkbot.events import (
 )
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.progress import ELEMENT_ID, Progress, short_argument
+from larkbot.lark.progress import Progress, short_argument
 from larkbot.lark.streaming import StreamingCardView, make_view_factory
 from larkbot.lark.transport import RetryPolicy
 from larkbot.lark.turns import PlainReplyView

@@ -1,4 +1,4 @@
-"""ToolRegistry scopes and loading: built-ins, $LARKBOT_HOME/tools plugins, entry points."""
+"""ToolRegistry scopes; loading (tools/plugins.py): built-ins, $LARKBOT_HOME/tools, entry points."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import tools.builtin
 from larkbot.config import LiveSettings, parse_settings
 from larkbot.storage.db import Database
 from tests.core_helpers import EchoTool, SleepTool, WebThing
-from tools.registry import ToolRegistry, load_builtin_tools, load_plugins
+from tools.plugins import load_builtin_tools, load_plugins
+from tools.registry import ToolRegistry
 from tools.runtime import ToolRuntime
 
 GOOD_PLUGIN = """
@@ -70,7 +71,6 @@ def test_scopes_and_openai_export() -> None:
     assert [t.name for t in reg.for_interface("cli")] == ["echo", "sleep"]
     assert [t.name for t in reg.for_interface("web")] == ["echo", "sleep", "web_only"]
     assert [t.name for t in reg.for_interface("fast")] == ["echo"]
-    assert [t.name for t in reg.fast_path_tools("lark")] == ["echo"]
     schema = reg.openai_tools([reg.get("echo")])  # type: ignore[list-item]
     assert schema[0]["type"] == "function" and schema[0]["function"]["name"] == "echo"
     reg.unregister("echo")

@@ -194,6 +194,8 @@ async def test_every_piece_of_a_streamed_answer_stays_in_the_topic(
     await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
     long_answer = "\n\n".join(f"## Part {i}\n" + "word " * 2000 for i in range(6))
     await view.on_event(TextDelta(long_answer))
-    await view.finish(FinalAnswer(long_answer, [{"lark_card": {"schema": "2.0", "body": {}}}]))
+    await view.finish(
+        FinalAnswer(long_answer, [{"lark_card": {"schema": "2.0", "body": {"elements": []}}}])
+    )
     assert len(fake_lark.sent) >= 3  # the live card, the rest of the answer, the ui card
     assert all(s["reply_in_thread"] and s["reply_to"] == "om_user_1" for s in fake_lark.sent)

@@ -146,8 +146,9 @@ async def test_message_methods(fake_lark: FakeLark, client: LarkClient):
     threaded = await client.reply(sent, "text", {"text": "t"}, reply_in_thread=True)
     assert fake_lark.sent[1]["reply_in_thread"] and fake_lark.sent[1]["thread_id"]
     assert (await client.get_message(threaded))["parent_id"] == sent
-    await client.patch(sent, {**card, "header": {"title": "x"}})
-    assert fake_lark.patches[0]["body"]["header"] == {"title": "x"}
+    header = {"title": {"tag": "plain_text", "content": "x"}}
+    await client.patch(sent, {**card, "header": header})
+    assert fake_lark.patches[0]["body"]["header"] == header
     assert (await client.add_reaction(sent, "THUMBSUP")).startswith("rc_")
     assert fake_lark.reactions[0]["emoji_type"] == "THUMBSUP"
     with pytest.raises(LarkAPIError):

@@ -42,7 +42,7 @@ async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
     )
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-            for _ in range(200):  # a readiness probe, bounded (~20 s), like a load balancer's
+            for _ in range(600):  # a readiness probe, bounded (~60 s: a loaded machine is slow)
                 try:
                     if (await http.get("/healthz")).status_code == 200:
                         break

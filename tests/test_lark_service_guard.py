@@ -59,20 +59,23 @@ async def test_side_effects_are_owner_only(
     assert all(len(e.args_digest) == 64 and e.chat for e in audit)
 
 
-async def test_config_file_is_private_unless_shared(
+async def test_config_file_stays_private_even_when_file_read_is_shared(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
+    """Regression: a non-owner given shared file_read could read config.yaml (the bot's keys)."""
     config = home / "config.yaml"
     config.write_text("llm: {api_key: sk-very-secret}\n")
-    for share, expect_secret in (({}, False), ({"file_read": [GUEST]}, True)):
+    for share, shown in (({}, False), ({"file_read": [GUEST]}, True)):
         fake_llm.requests.clear()
         fake_llm.reply_tools(("file_read", {"path": str(config)})).reply_text("ok")
         settings = settings_for(home, fake_lark.domain, fake_llm.base_url, owner={"share": share})
         async with Served(settings) as s:
             await _turn(s, fake_lark, GUEST, "show me the config")
         result = tool_results(fake_llm.requests[1])[-1]  # history holds the earlier refusal
-        assert ("sk-very-secret" in result) is expect_secret, result
-        assert ("file_read" in tool_names(fake_llm.requests[0])) is expect_secret
+        assert "sk-very-secret" not in result and result.startswith("Error: "), result
+        assert ("file_read" in tool_names(fake_llm.requests[0])) is shown
+        if shown:
+            assert "owner's consent" in result
 
 
 async def test_claim_flow_makes_an_owner(

@@ -137,25 +137,25 @@ async def test_healthz_and_drain(home: Path, fake_lark: FakeLark, fake_llm: Fake
 async def test_failed_start_leaves_nothing_running(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    """Regression: a start failing after the scheduler started left it (and writers) running."""
+    """A part failing late (serve's Xvfb, after the scheduler) closes everything started before."""
     import asyncio
 
     from larkbot.app import App
+    from larkbot.errors import ConfigError
 
     before = set(asyncio.all_tasks())
-    app = App(settings_for(home, fake_lark.domain, fake_llm.base_url))
-
-    async def broken_hook() -> None:
-        raise RuntimeError("boom")
-
-    app.on_start.append(broken_hook)  # runs after the scheduler's and approvals' start hooks
-    with pytest.raises(RuntimeError, match="boom"):
+    desktop = {"enabled": True, "start_xvfb": True, "display": "not-a-display"}
+    app = App(settings_for(home, fake_lark.domain, fake_llm.base_url, computer_use=desktop))
+    with pytest.raises(ConfigError, match=r"computer_use\.start_xvfb"):
         await app.start()
     for _ in range(50):
         await asyncio.sleep(0)
     leftover = [t for t in asyncio.all_tasks() - before if not t.done()]
     assert leftover == [asyncio.current_task()] or leftover == []
     assert not app.ready
+    with pytest.raises(AssertionError):
+        app.core  # noqa: B018  (no half-built parts stay reachable)
+    await app.stop()  # a no-op on an App that never started
 
 
 async def test_trickling_body_is_cut_off_with_408(

@@ -18,7 +18,7 @@ from larkbot.runtime_factory import build_core
 from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.cli import run_jobs
 from larkbot.scheduler.doctor import check_scheduler
-from larkbot.scheduler.hooks import writer_scheduler
+from larkbot.scheduler.wiring import writer_scheduler
 from tests.core_helpers import call_tool
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM

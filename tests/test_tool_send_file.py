@@ -12,6 +12,7 @@ from PIL import Image
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall
 from tests.lark_harness import Served, message_event, settings_for
+from tests.test_cards_approval_e2e import approval_cards, approval_id_of, post_click
 from tests.test_core_cli import larkbot, write_config
 
 
@@ -92,11 +93,18 @@ async def test_bad_paths_come_back_to_the_model_as_errors(
     )
     fake_llm.reply_text("Those could not be sent.")
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
-        await run_turn(s, fake_lark, "ou_owner", 1)
+        assert (await s.post_event(message_event("send me those", sender="ou_owner")))[0] == 200
+        # the bot's own files are asked for every time (the policy); approved, the tool refuses
+        await fake_lark.wait_for(lambda: len(approval_cards(fake_lark)) == 1, timeout=10)
+        card = approval_cards(fake_lark)[0]
+        assert "token" in json.dumps(card)
+        assert (await post_click(s, approval_id_of(card), "approve"))["toast"]
+        assert await s.app.dispatcher.join(10)
+        await fake_lark.wait_for(lambda: "Those could not be sent." in fake_lark.texts())
     assert fake_lark.uploads == []
     results = tool_results(fake_llm.requests[1])
     assert any("dump.bin is 200.0 MB, over Lark's 30.0 MB limit" in r for r in results)
-    assert any("secrets directory" in r for r in results)
+    assert any("secrets directory" in r for r in results), results
     assert any("does not exist" in r for r in results)
     assert all(r.startswith("Error") for r in results)
 

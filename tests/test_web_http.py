@@ -87,8 +87,11 @@ async def test_login_attempts_are_rate_limited(home: Path, fake_llm: FakeLLM) ->
             assert r.status == 429  # even the right token waits out the window
 
 
-async def test_a_turn_streams_ag_ui_events(home: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.reply_tools(("file_list", {"path": str(home)})).reply_text("Your home has a db.")
+async def test_a_turn_streams_ag_ui_events(home: Path, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    work = tmp_path / "work"  # not the bot's own home: listing that is asked every time
+    work.mkdir()
+    (work / "larkbot.db").write_text("")
+    fake_llm.reply_tools(("file_list", {"path": str(work)})).reply_text("Your home has a db.")
     async with Served(web_settings(home, fake_llm.base_url)) as s:
         assert s.http is not None
         body = {"message": "what is here?"}

@@ -45,6 +45,7 @@ class BaseTool(ABC):
     means read-only (anyone); `untrusted_output` tools return text no owner wrote (web pages,
     other people's messages), after which the turn's side effects need the owner's approval;
     `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
+    `touched_paths` names the files a call reads or writes (the bot's own are always asked).
     `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
@@ -58,6 +59,7 @@ class BaseTool(ABC):
     side_effect: bool = False
     private_data: bool = False
     untrusted_output: bool = False
+    searches_trees: bool = False  # `touched_paths` are roots searched recursively (rg, fd)
     no_compress: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
     timeout: float | None = None  # per-tool override of the executor's default
@@ -73,6 +75,10 @@ class BaseTool(ABC):
         """How the executor runs a call: with its context. Plain tools ignore it and `run`."""
         return await self.run(**arguments)
 
+    async def aclose(self) -> None:
+        """Release what the tool holds (its own clients, a browser); most hold nothing."""
+        return None
+
     def consent_check(self, **kwargs: Any) -> str | None:
         """A sentence describing the action when it needs the user's consent, else None."""
         return None
@@ -84,6 +90,10 @@ class BaseTool(ABC):
     def consent_always(self, **kwargs: Any) -> bool:
         """True for dangerous calls that must be asked every time and never remembered."""
         return False
+
+    def touched_paths(self, **kwargs: Any) -> list[str]:
+        """Filesystem paths this call reads or writes (the policy guards the bot's own files)."""
+        return []
 
     def untrusted_bar(self, untrusted: tuple[str, ...], **kwargs: Any) -> tuple[str, ...]:
         """The untrusted sources that make this call need an explicit approval (side effects)."""

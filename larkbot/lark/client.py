@@ -10,6 +10,7 @@ from uuid import uuid4
 
 import httpx
 
+from cards.lark_check import checked, is_card_json
 from larkbot.config import LarkConfig
 from larkbot.errors import LarkAPIError
 from larkbot.lark.binary import TRANSPORT_ERROR, Download
@@ -25,9 +26,14 @@ UUID_MAX = 50
 
 
 def to_content(content: str | dict[str, Any]) -> str:
-    """Lark wants message `content` as a JSON *string*; serialise dicts compactly."""
+    """Lark wants message `content` as a JSON *string*; serialise dicts compactly.
+
+    Card JSON is validated first (`cards.checked`): a card Lark would refuse is never sent.
+    """
     if isinstance(content, str):
         return content
+    if is_card_json(content):
+        checked(content)
     return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -1,4 +1,6 @@
-"""From accepted message to delivered answer: policy, journal claim, per-session order, bounds."""
+"""Which messages run when: answer policy, fair share, journal claim, per-session order, drain.
+
+One turn itself (context, command or agent, delivery) is `TurnRunner`'s."""
 
 from __future__ import annotations
 
@@ -11,29 +13,23 @@ from typing import Any
 
 from larkbot.config import LarkConfig
 from larkbot.config_sections import LimitsConfig
-from larkbot.context import RequestContext
-from larkbot.events import FinalAnswer
-from larkbot.lark.answer import Agent, answer_command, answer_message
+from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
-from larkbot.lark.routing import (
-    Queued,
-    abandon_view,
-    deliver,
-    enqueue_position,
-    session_id_for,
-    should_answer,
-)
+from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
 from larkbot.lark.turn_input import TurnInputs
+from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
+
+Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
 
 
 class Dispatcher:
@@ -51,19 +47,14 @@ class Dispatcher:
         inputs: TurnInputs | None = None,  # names, media, quotes; None: the text alone
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
-        notify: Callable[[InboundMessage, str], Coroutine[Any, Any, None]]
-        | None = None,  # limit notices
+        notify: Notify | None = None,  # limit notices
         ack_budget: float = 0.05,
     ) -> None:
-        self.agent = agent
         self.journal = journal
         self.owners = owners
-        self.commands = commands
-        self.view_factory = view_factory
         self.lark = lark
-        self.inputs = inputs
         self.sessions = sessions
-        self._stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
+        self.runner = TurnRunner(agent, journal, owners, commands, view_factory, lark, inputs)
         self.accepting = True
         self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
         self.fair = SenderLimits(limits)
@@ -98,7 +89,7 @@ class Dispatcher:
             self._tell(msg, refusal)
             return "limited"
         if stop:
-            self._stop_notes[msg.message_id] = await self._stop_session(msg)
+            self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
         claim = asyncio.create_task(self._claim(item))
@@ -218,7 +209,7 @@ class Dispatcher:
                 item = queue[0]
                 if await item.claimed:
                     await self._run_item(item, sid)
-                self._stop_notes.pop(item.msg.message_id, None)
+                self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
         except asyncio.CancelledError:
             for item in queue:  # interrupted and waiting turns: recovery retakes them at once
@@ -236,7 +227,7 @@ class Dispatcher:
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone
-                item.task = asyncio.create_task(self._turn(item.msg, sid))
+                item.task = asyncio.create_task(self.runner.run(item.msg, sid))
                 try:
                     await item.task
                 except asyncio.CancelledError:
@@ -246,7 +237,7 @@ class Dispatcher:
                 except Exception:  # one broken turn must not strand the session
                     log.error("lark_turn_crashed", message_id=item.msg.message_id, exc_info=True)
         if item.stopped:  # never re-run, never answered
-            await self._mark_done(item.msg.message_id)
+            await self.runner.mark_done(item.msg.message_id)
         if item.stopped == "recalled" and item.task is not None and self.sessions is not None:
             # what was recalled must not stay in the history (a shared one, in groups)
             await self.sessions.delete_since(sid, started)
@@ -266,73 +257,6 @@ class Dispatcher:
                     await self.journal.renew(message_id)
                 except Exception:
                     log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
-
-    async def _turn(self, msg: InboundMessage, sid: str) -> None:
-        name = await self.inputs.directory.name(msg.sender_open_id) if self.inputs else ""
-        ctx = RequestContext(
-            interface="lark",
-            session_id=sid,
-            sender_id=msg.sender_open_id,
-            # an unsigned event's sender is not proven: no owner powers (no side effects)
-            is_owner=msg.signed and await self.owners.check(msg.sender_open_id),
-            chat_id=msg.chat_id,
-            chat_type=msg.chat_type,
-            thread_id=msg.thread_id,
-            message_id=msg.message_id,
-            sender_name=name,
-        )
-        bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
-        view: Any = None
-        try:
-            view = self.view_factory(msg, ctx)
-            outcome = await self._produce(msg, ctx, view)
-            if not await self._still_ours(msg.message_id):
-                # Our lease lapsed (e.g. a busy loop) and another replica re-runs the message:
-                # its answer is the one the user gets; posting ours too would answer twice.
-                bound.warning("lark_claim_lost")
-                abandon_view(view)
-                return
-            if not await deliver(view, outcome, bound):
-                await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
-                return
-            await self._mark_done(msg.message_id)
-            bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
-        except asyncio.CancelledError:
-            abandon_view(view)
-            raise
-
-    async def _still_ours(self, message_id: str) -> bool:
-        """False only when the claim is provably no longer this replica's."""
-        try:
-            return await self.journal.renew(message_id)
-        except Exception:  # storage trouble: deliver rather than lose the answer
-            log.warning("lark_lease_check_failed", message_id=message_id, exc_info=True)
-            return True
-
-    async def _mark_done(self, message_id: str) -> None:
-        """Record delivery; retried briefly because a lost `done` means a (deduped) re-run."""
-        for attempt in range(3):
-            try:
-                await self.journal.done(message_id)
-                return
-            except Exception:
-                if attempt == 2:
-                    raise
-                log.warning("lark_journal_done_retry", message_id=message_id, exc_info=True)
-                await asyncio.sleep(0.2 * (attempt + 1))
-
-    async def _produce(
-        self, msg: InboundMessage, ctx: RequestContext, view: Any
-    ) -> FinalAnswer | str:
-        """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
-        command = parse_command(msg.text)
-        if command is not None and command[0] == "/stop":
-            return FinalAnswer(self._stop_notes.pop(msg.message_id, "Nothing to stop."))
-        if command is not None:
-            return await answer_command(self.commands, command, msg, ctx)
-        return await answer_message(
-            self.agent, self.inputs, msg, ctx, view, self.lark().turn_timeout_seconds
-        )
 
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
@@ -372,9 +296,8 @@ class Dispatcher:
     async def drain(self, timeout: float) -> bool:
         """Stop accepting, wait `timeout` for running turns, cancel the rest (claims released)."""
         self.accepting = False
-        pending: set[asyncio.Task[None]] = set()
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        await self.join(timeout)
+        pending = set(self._tasks)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)

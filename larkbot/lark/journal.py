@@ -198,12 +198,3 @@ class SqlJournal:
 
     async def close(self) -> None:
         """Nothing to close: the Database is owned by the App."""
-
-
-def open_journal(db: Database, redis_url: str = "", lease_seconds: float = 60.0) -> InboundJournal:
-    """The Redis journal when `storage.redis_url` is set (shared by replicas), else SQL."""
-    if redis_url:
-        from larkbot.lark.journal_redis import RedisJournal
-
-        return RedisJournal(redis_url, lease_seconds=lease_seconds)
-    return SqlJournal(db, lease_seconds=lease_seconds)

@@ -4,6 +4,7 @@ Each message is a hash `larkbot:inbound:<message_id>` (status, owner, lease_unti
 payload) that expires after the retention; unfinished claims are indexed in a sorted set scored
 by lease expiry so any replica can find and retake the ones whose owner died. Claim and takeover
 are Lua scripts: the SET-NX-PX idea made atomic together with the pending index.
+`open_journal` picks this one or the SQL journal (`journal.py`) from the config.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import redis.asyncio as redis
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal
+from larkbot.storage.db import Database
 
 PREFIX = "larkbot:inbound:"
 PENDING = "larkbot:inbound-pending"
@@ -134,3 +136,10 @@ class RedisJournal:
     async def close(self) -> None:
         """Close the connection pool."""
         await self.redis.aclose()
+
+
+def open_journal(db: Database, redis_url: str = "", lease_seconds: float = 60.0) -> InboundJournal:
+    """The Redis journal when `storage.redis_url` is set (shared by replicas), else SQL."""
+    if redis_url:
+        return RedisJournal(redis_url, lease_seconds=lease_seconds)
+    return SqlJournal(db, lease_seconds=lease_seconds)

@@ -1,6 +1,6 @@
 """What a progress card says: the turn's steps (tool, short argument, ✓/✗, elapsed) and the answer.
 
-Pure: `Progress` records events, `render()` gives the markdown, the `*_card` helpers the card JSON.
+Pure: `Progress` records events, `render()` gives the markdown (the card: `cards.lark_progress`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from larkbot.events import (
     UiPayload,
 )
 
-ELEMENT_ID = "stream"
 WORKING = "⏳ Working…"
 MAX_STEPS_SHOWN = 12
 _UNSAFE = re.compile(r"[`<>*_|\[\]\r\n]+")
@@ -129,39 +128,3 @@ class Progress:
         elif not final:
             parts.append(WORKING)
         return "\n\n".join(parts) or ("✓ Done" if final else WORKING)
-
-
-def _summary(text: str) -> str:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return re.sub(r"[#*`>|\[\]<]", "", first).strip()[:60] or "…"
-
-
-def streaming_card(content: str) -> dict[str, Any]:
-    """The CardKit entity: one markdown element streamed by id, streaming mode on."""
-    return {
-        "schema": "2.0",
-        "config": {
-            "update_multi": True,
-            "streaming_mode": True,
-            "summary": {"content": "Working…"},
-        },
-        "body": {"elements": [{"tag": "markdown", "element_id": ELEMENT_ID, "content": content}]},
-    }
-
-
-def plain_card(content: str, answer: str | None = None) -> dict[str, Any]:
-    """An ordinary interactive card with the same content (the PATCH fallback).
-
-    `answer` (the final text) sets the chat preview; None means still working.
-    """
-    summary = "Working…" if answer is None else _summary(answer)
-    return {
-        "schema": "2.0",
-        "config": {"update_multi": True, "summary": {"content": summary}},
-        "body": {"elements": [{"tag": "markdown", "element_id": ELEMENT_ID, "content": content}]},
-    }
-
-
-def final_settings(content: str) -> dict[str, Any]:
-    """Settings that end streaming and set the chat preview to the answer's first line."""
-    return {"config": {"streaming_mode": False, "summary": {"content": _summary(content)}}}

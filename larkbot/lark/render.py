@@ -1,4 +1,4 @@
-"""Pure functions turning an answer into Lark payloads: text or markdown card, split to fit."""
+"""An answer as Lark messages: markdown as budgeted cards (`cards/`), plain text split to fit."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import re
 from json.encoder import encode_basestring as _escape  # json.dumps(s, ensure_ascii=False), in C
 from typing import Any
 
-# Lark's limits are 150 KB (text) and 30 KB (cards) for the request content; keep a margin for
-# the JSON envelope and escaping.
+from cards import markdown_cards
+
+# Lark's limit is 150 KB for a text message's content; keep a margin for the JSON envelope and
+# escaping. Cards have their own budget, kept by `cards.markdown_cards`.
 TEXT_LIMIT = 140_000
-CARD_LIMIT = 28_000
 
 _MARKDOWN = re.compile(
     r"(^#{1,6}\s)|(^\s*[-*+]\s)|(^\s*\d+\.\s)|(```)|(\*\*[^*\n]+\*\*)|(\[[^\]\n]+\]\([^)\s]+\))"
@@ -34,18 +35,12 @@ def text_content(text: str) -> dict[str, Any]:
     return {"text": text}
 
 
-def markdown_card(text: str) -> dict[str, Any]:
-    """A schema-2.0 card with one markdown element."""
-    return {
-        "schema": "2.0",
-        "config": {"update_multi": True, "summary": {"content": _summary(text)}},
-        "body": {"elements": [{"tag": "markdown", "element_id": "answer", "content": text}]},
-    }
-
-
-def _summary(text: str) -> str:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return re.sub(r"[#*`>|\[\]]", "", first).strip()[:60]
+def answer_messages(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """(msg_type, content) of each message that carries `text`, in sending order."""
+    text = text.strip() or "(no answer)"
+    if looks_formatted(text):
+        return [("interactive", card) for card in markdown_cards(text)]
+    return [("text", text_content(chunk)) for chunk in split_answer(text, TEXT_LIMIT)]
 
 
 def _size(text: str) -> int:
@@ -114,12 +109,6 @@ def _fence_open(text: str) -> str | None:
     return opened
 
 
-def plan_answer(text: str) -> tuple[bool, list[str]]:
-    """(as cards?, the parts): CPU work on long answers, so callers run it in a thread."""
-    card = looks_formatted(text)
-    return card, split_answer(text, CARD_LIMIT if card else TEXT_LIMIT)
-
-
 def split_answer(text: str, limit: int) -> list[str]:
     """Split on paragraph boundaries so every part fits `limit` bytes; code fences stay balanced."""
     if _size(text) <= limit:
@@ -132,23 +121,3 @@ def split_answer(text: str, limit: int) -> list[str]:
             parts[i] += "\n```"
             parts[i + 1] = f"{fence}\n{parts[i + 1]}"
     return [p for p in parts if p.strip()]
-
-
-THINKING_LIMIT = 20_000  # bytes of the chain of thought shown; the rest is cut with "…"
-
-
-def thinking_card(thought: str) -> dict[str, Any]:
-    """A card with the model's chain of thought in a collapsed panel (llm.show_thinking)."""
-    parts = split_answer(thought.strip(), THINKING_LIMIT)
-    shown = parts[0] + ("\n\n…" if len(parts) > 1 else "")
-    panel = {
-        "tag": "collapsible_panel",
-        "expanded": False,
-        "header": {"title": {"tag": "plain_text", "content": "💭 Thinking"}},
-        "elements": [{"tag": "markdown", "content": shown}],
-    }
-    return {
-        "schema": "2.0",
-        "config": {"update_multi": True, "summary": {"content": "💭 Thinking"}},
-        "body": {"elements": [panel]},
-    }

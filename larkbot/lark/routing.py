@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
 from larkbot.config import LarkConfig
-from larkbot.events import FinalAnswer
 from larkbot.lark.inbound import InboundMessage
 
 
@@ -26,13 +24,6 @@ def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
     if msg.mentioned_all and lark.answer_at_all:
         return None
     return "group message without a mention of this bot"
-
-
-def abandon_view(view: Any) -> None:
-    """A live progress card (streaming view) must not outlive its turn."""
-    abandon = getattr(view, "abandon", None)
-    if abandon is not None:
-        abandon()
 
 
 @dataclass
@@ -60,29 +51,3 @@ def enqueue_position(queue: deque[Queued], owner: bool) -> int:
         if not queue[index].owner:
             return index
     return len(queue)
-
-
-async def deliver(view: Any, outcome: FinalAnswer | str, bound: Any) -> bool:
-    """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
-
-    A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
-    and its tools would run again, side effects included, to fail the same way.
-    """
-    try:
-        if isinstance(outcome, FinalAnswer):
-            await view.finish(outcome)
-        else:
-            await view.fail(outcome)
-        return True
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        bound.error("lark_delivery_failed", exc_info=True)
-    try:
-        await view.fail("the answer could not be delivered.")
-        return True
-    except asyncio.CancelledError:
-        raise
-    except Exception:  # Lark unreachable: the claim goes back for a later attempt
-        bound.warning("lark_failure_notice_failed", exc_info=True)
-        return False

@@ -15,18 +15,13 @@ from typing import Any
 
 from cards import lark_cards_of
 from cards.lark_budget import markdown_cards
+from cards.lark_progress import ELEMENT_ID, final_settings, plain_card, streaming_card
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, ThinkingDelta
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.progress import (
-    ELEMENT_ID,
-    Progress,
-    final_settings,
-    plain_card,
-    streaming_card,
-)
+from larkbot.lark.progress import Progress
 from larkbot.lark.render import reply_uuid
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.logs import get_logger

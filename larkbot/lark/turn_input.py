@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import httpx
+
 from larkbot.config import Settings
 from larkbot.content_parts import Content, local_image_part, text_part
 from larkbot.context import RequestContext
 from larkbot.lark.attachments import human_size
+from larkbot.lark.client import LarkClient
 from larkbot.lark.content import describe, parse_content, post_image_keys
 from larkbot.lark.extract import ExtractError, can_extract, extract_text, is_plain_text
 from larkbot.lark.inbound import InboundMessage
@@ -62,11 +65,17 @@ class _Out:
 class TurnInputs:
     """Builds the model's input for a Lark message (text, or text and image parts)."""
 
-    def __init__(self, client: Any, directory: Directory, settings: Callable[[], Settings]):
+    def __init__(
+        self,
+        client: LarkClient,
+        directory: Directory,
+        settings: Callable[[], Settings],
+        http: httpx.AsyncClient | None = None,  # the shared client, for audio transcription
+    ) -> None:
         self.client = client
         self.directory = directory
         self.settings = settings
-        self.http: Any = None  # the shared httpx client, for audio transcription
+        self.http = http
 
     async def build(
         self, msg: InboundMessage, ctx: RequestContext

@@ -6,18 +6,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from cards.lark_thinking import thinking_card
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, ThinkingDelta, UiPayload
 from larkbot.lark.attachments import ReplyTarget, deliver_all
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.render import (
-    markdown_card,
-    plan_answer,
-    reply_uuid,
-    text_content,
-    thinking_card,
-)
+from larkbot.lark.render import answer_messages, reply_uuid, text_content
 from tools.base import Attachment
 
 
@@ -34,6 +29,10 @@ class TurnView(Protocol):
 
     async def fail(self, message: str) -> None:
         """Tell the user briefly that the turn failed."""
+        ...
+
+    def abandon(self) -> None:
+        """The turn was cancelled or lost its claim: stop anything still updating a card."""
         ...
 
 
@@ -101,15 +100,11 @@ class PlainReplyView:
             await deliver_all(self.client, pending, reply_target(self.message), base)
 
     async def send_text(self, text: str, part: str = "a") -> None:
-        """Post `text` as one or more replies (card when it is markdown)."""
-        text = text.strip() or "(no answer)"
-        # Reading and splitting a very long answer is CPU work: a thread keeps the loop answering.
-        card, chunks = await asyncio.to_thread(plan_answer, text)
-        for i, chunk in enumerate(chunks):
-            if card:
-                await self._reply("interactive", markdown_card(chunk), f"{part}{i}")
-            else:
-                await self._reply("text", text_content(chunk), f"{part}{i}")
+        """Post `text` as one or more replies (budgeted cards when it is markdown)."""
+        # reading and splitting a very long answer is CPU work: a thread keeps the loop answering
+        messages = await asyncio.to_thread(answer_messages, text)
+        for i, (msg_type, content) in enumerate(messages):
+            await self._reply(msg_type, content, f"{part}{i}")
 
     async def finish(self, answer: FinalAnswer) -> None:
         """Post the answer, then each Lark card payload as its own message in the same thread."""
@@ -125,3 +120,6 @@ class PlainReplyView:
         """A short apology with the safe reason (files tools already produced still follow)."""
         await self._reply("text", text_content(f"Sorry, I could not answer that: {message}"), "err")
         await self.deliver_attachments()
+
+    def abandon(self) -> None:
+        """Nothing runs between events here."""

@@ -133,6 +133,8 @@ class ToolGate:
             return
         if not answer.allowed:
             why = answer.reason or "declined"
+            if ask.sources:  # the owner (and the model) should know why it was asked at all
+                why += f" (an approval was needed: {'; '.join(ask.sources)})"
             self._record(call, ctx, False, f"asked: {why}")
             yield Verdict(
                 None, f"{tool.name} was not allowed: {why}. It did not run; do not retry it."

@@ -19,6 +19,7 @@ from larkbot.context import RequestContext
 from larkbot.logs import get_logger
 from larkbot.policy.decision import Allow, Ask, Decision, Refuse
 from larkbot.policy.grants import ConsentStore
+from larkbot.policy.paths import ProtectedPaths
 from tools.base import BaseTool
 
 log = get_logger(__name__)
@@ -56,8 +57,12 @@ def _names_an_upload(tool: BaseTool, arguments: dict[str, Any], ctx: RequestCont
     raw = arguments.get(tool.read_path_argument or "")
     if not isinstance(raw, str) or not raw:
         return False
-    # resolved as the file tools resolve it: `~`, `..` and symlinks cannot point elsewhere
-    return str(Path(os.path.expanduser(raw)).resolve(strict=False)) in ctx.uploads
+    return _resolved(raw) in ctx.uploads
+
+
+def _resolved(raw: str) -> str:
+    """As the file tools resolve it: `~`, `..` and symlinks cannot point elsewhere."""
+    return str(Path(os.path.expanduser(raw)).resolve(strict=False))
 
 
 def access(tool: BaseTool, ctx: RequestContext | None, share: Mapping[str, ShareRule]) -> Decision:
@@ -95,8 +100,13 @@ def decide(
     ctx: RequestContext | None,
     share: Mapping[str, ShareRule],
     granted: Callable[[str], bool] = lambda scope: False,
+    protected: Callable[[list[str], bool], str | None] = lambda paths, tree: None,
 ) -> Decision:
-    """The one answer for one call: Allow, Refuse(reason) or Ask(prompt, scope, always)."""
+    """The one answer for one call: Allow, Refuse(reason) or Ask(prompt, scope, always).
+
+    `protected(paths, tree)` names the bot's own file (config, keys, database, plugins, a
+    process environment) a call's `touched_paths` reach; such a call is asked every time.
+    """
     verdict = access(tool, ctx, share)
     if ctx is None or isinstance(verdict, Refuse):
         return verdict
@@ -110,9 +120,14 @@ def decide(
         prompt = tool.consent_check(**arguments)
         always = bool(tool.consent_always(**arguments)) if prompt else False
         scope = tool.consent_scope(**arguments) if prompt else tool.name
+        # the inbox is protected, but the files this sender sent in this turn are theirs
+        touched = [p for p in tool.touched_paths(**arguments) if _resolved(p) not in ctx.uploads]
+        hit = protected(touched, tool.searches_trees)
         sources = tool.untrusted_bar(ctx.untrusted, **arguments) if ctx.untrusted else ()
     except Exception as err:  # a broken hook refuses the call; it must not end the turn
         return Refuse(f"{tool.name}: could not check consent ({type(err).__name__}: {err})")
+    if hit:
+        prompt, always = f"{prompt or f'run {tool.name}'} — it reaches {hit}", True
     if prompt is None and not sources:
         return verdict
     if not ctx.is_owner:
@@ -138,10 +153,14 @@ class Policy:
     """The policy bound to live settings and session grants: what every path calls."""
 
     def __init__(
-        self, share: Callable[[], Mapping[str, ShareRule]], grants: ConsentStore | None = None
+        self,
+        share: Callable[[], Mapping[str, ShareRule]],
+        grants: ConsentStore | None = None,
+        protected: ProtectedPaths | None = None,
     ) -> None:
         self._share = share
         self.grants = grants or ConsentStore()
+        self.protected = protected
 
     def access(self, tool: BaseTool, ctx: RequestContext | None) -> Decision:
         """Whether this sender may use `tool` at all."""
@@ -155,7 +174,10 @@ class Policy:
         def granted(scope: str) -> bool:
             return ctx is not None and self.grants.is_granted(ctx.session_id, scope, ctx.sender_id)
 
-        return decide(tool, arguments, ctx, self._share(), granted)
+        def reaches(paths: list[str], tree: bool) -> str | None:
+            return self.protected.first(paths, tree) if self.protected and paths else None
+
+        return decide(tool, arguments, ctx, self._share(), granted, reaches)
 
     def may_see_results(self, tool: BaseTool, ctx: RequestContext) -> bool:
         """Whether stored results of `tool` in a shared history are shown to this sender.

@@ -7,7 +7,10 @@ import hashlib
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
 
+from larkbot.agent import Agent
 from larkbot.context import RequestContext
+from larkbot.lark.client import LarkClient
+from larkbot.lark.render import answer_messages
 
 
 class AnswerLike(Protocol):
@@ -27,15 +30,15 @@ class RunFailed(Exception):
     """The agent's turn ended in an error event (the model or the loop failed)."""
 
 
-def as_runner(agent: Any) -> AgentRunner:
+def as_runner(agent: Agent | AgentRunner) -> AgentRunner:
     """An AgentRunner for an Agent: its stream, raising RunFailed on an ErrorEvent.
 
     `Agent.run` folds errors into the answer text; a scheduled run must tell a failure from an
     answer so the chat hears "this run failed" rather than the error posing as the result.
     """
-    stream = getattr(agent, "stream_chat", None)
-    if stream is None:
+    if not isinstance(agent, Agent):
         return agent  # already a plain runner (tests, adapters)
+    stream = agent.stream_chat
 
     async def run(session_id: str, user_input: str, ctx: RequestContext) -> Any:
         from larkbot.events import ErrorEvent, FinalAnswer
@@ -61,22 +64,16 @@ class Notifier(Protocol):
 class LarkNotifier:
     """Notifier over `LarkClient.send`: markdown cards or text, split to Lark's size limits."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: LarkClient) -> None:
         self._client = client
 
     async def notify(self, chat_id: str, text: str, uuid: str) -> None:
         """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
-        from larkbot.lark import render
-
-        card, parts = await asyncio.to_thread(render.plan_answer, text)
-        for i, part in enumerate(parts):
+        # reading and splitting a very long answer is CPU work: a thread keeps the loop answering
+        messages = await asyncio.to_thread(answer_messages, text)
+        for i, (msg_type, content) in enumerate(messages):
             uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
-            if card:
-                await self._client.send(
-                    chat_id, "interactive", render.markdown_card(part), uuid=uid
-                )
-            else:
-                await self._client.send(chat_id, "text", render.text_content(part), uuid=uid)
+            await self._client.send(chat_id, msg_type, content, uuid=uid)
 
 
 def message_uuid(job_id: str, fire_time: datetime, kind: str) -> str:

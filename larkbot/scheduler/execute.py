@@ -3,21 +3,54 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, tzinfo
+from typing import Any, Protocol
 
+from larkbot.config import Settings
 from larkbot.context import RequestContext
+from larkbot.events import FinalAnswer
 from larkbot.logs import get_logger
 from larkbot.scheduler.delivery import (
+    AgentRunner,
+    Notifier,
     answer_text,
     failure_text,
     fmt_time,
     message_uuid,
     missed_text,
 )
+from larkbot.scheduler.store import JobInfo
 
-if TYPE_CHECKING:
-    from larkbot.scheduler.service import ScheduleService
+
+class ScheduleService(Protocol):
+    """What a firing needs of the service that fired it (`service.py`), kept structural."""
+
+    agent: AgentRunner | None
+    notifier: Notifier | None
+
+    @property
+    def settings(self) -> Settings:
+        """The current settings."""
+        ...
+
+    @property
+    def tz(self) -> tzinfo:
+        """The scheduler's time zone."""
+        ...
+
+    @property
+    def running(self) -> bool:
+        """Whether the service still runs."""
+        ...
+
+    async def is_owner(self, open_id: str) -> bool:
+        """Whether `open_id` owns the bot now (re-checked at every firing)."""
+        ...
+
+    async def get(self, job_id: str) -> JobInfo | None:
+        """The stored job, if any."""
+        ...
+
 
 log = get_logger(__name__)
 
@@ -61,7 +94,9 @@ async def run_job(
             raise RuntimeError("no agent is attached to the scheduler")
         async with asyncio.timeout(service.settings.lark.turn_timeout_seconds):
             answer = await service.agent(ctx.session_id, prompt, ctx)
-        text = answer_text(job_id, str(getattr(answer, "text", answer) or ""))
+        text = answer_text(
+            job_id, answer.text if isinstance(answer, FinalAnswer) else str(answer or "")
+        )
         kind = "answer"
     except asyncio.CancelledError:
         raise

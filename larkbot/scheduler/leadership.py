@@ -5,15 +5,31 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from larkbot.logs import get_logger
 from larkbot.scheduler.leader import DbLeaderLock, LeaderLock, RedisLeaderLock
 from larkbot.storage.db import Database
 from larkbot.tasks import cancel_and_wait
 
-if TYPE_CHECKING:
-    from larkbot.scheduler.service import ScheduleService
+
+class ScheduleService(Protocol):
+    """What leadership drives in the service (`service.py`): lead, follow, poll."""
+
+    id: str
+
+    def lead(self) -> None:
+        """Became the leader: fire jobs."""
+        ...
+
+    def follow(self) -> None:
+        """Lost or never had the lease: stop firing."""
+        ...
+
+    def poll(self) -> None:
+        """Still the leader: pick up jobs other replicas added."""
+        ...
+
 
 log = get_logger(__name__)
 

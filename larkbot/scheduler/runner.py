@@ -10,14 +10,20 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from apscheduler.executors.asyncio import AsyncIOExecutor
 
 from larkbot.logs import get_logger
 
-if TYPE_CHECKING:
-    from larkbot.scheduler.service import ScheduleService
+
+class ScheduleService(Protocol):
+    """What the runner needs of a live service (`service.py`): run one firing."""
+
+    async def execute(self, **job: Any) -> None:
+        """Run the job described by `job` (job_id, prompt, target, creator, fire_time)."""
+        ...
+
 
 RUNNER_REF = "larkbot.scheduler.runner:run_scheduled_job"
 log = get_logger(__name__)

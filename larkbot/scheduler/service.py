@@ -21,6 +21,7 @@ from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
 
+from larkbot.agent import Agent
 from larkbot.config import LiveSettings, Settings
 from larkbot.logs import get_logger
 from larkbot.scheduler import runner
@@ -52,7 +53,7 @@ class ScheduleService:
         settings: Settings | LiveSettings,
         db: Database,
         *,
-        agent: Any = None,
+        agent: Agent | AgentRunner | None = None,
         notifier: Notifier | None = None,
         role: Role = "auto",
         lease_seconds: float = 30.0,
@@ -105,7 +106,7 @@ class ScheduleService:
 
     def bind(
         self,
-        agent: Any = None,
+        agent: Agent | AgentRunner | None = None,
         notifier: Notifier | None = None,
         owner_check: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:

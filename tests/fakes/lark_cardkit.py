@@ -9,6 +9,7 @@ a card entity can be sent in a message only once. Other error codes are the fake
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,36 @@ class FakeCard:
         self.ops.append((op, sequence))
 
 
+MAX_TABLES = 4  # Lark: a markdown component renders at most 4 tables (error 11310 otherwise)
+_DELIMITER = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def too_many_tables(node: Any) -> bool:
+    """True when a markdown component (or streamed text) holds more tables than Lark renders."""
+    if isinstance(node, str):
+        in_code = False
+        tables = 0
+        for line in node.splitlines():
+            if line.lstrip().startswith(("```", "~~~")):
+                in_code = not in_code
+            elif not in_code and _DELIMITER.match(line):
+                tables += 1
+        return tables > MAX_TABLES
+    if isinstance(node, dict):
+        if node.get("tag") == "markdown" and too_many_tables(node.get("content") or ""):
+            return True
+        return any(too_many_tables(v) for v in node.values() if isinstance(v, dict | list))
+    if isinstance(node, list):
+        return any(too_many_tables(v) for v in node)
+    return False
+
+
+def refuse_bad_card(card: Any) -> None:
+    """Lark's own answer to a card it cannot render (the fake checks the table limit)."""
+    if too_many_tables(card):
+        raise ApiError(230099, "Failed to create card content, ErrCode: 11310; table over limit")
+
+
 def _collect_elements(node: Any, out: dict[str, str]) -> None:
     if isinstance(node, dict):
         if isinstance(node.get("element_id"), str):
@@ -77,6 +108,7 @@ def _card_json(data: Any) -> dict[str, Any]:
         raise ApiError(200621, "card JSON is invalid") from err
     if not isinstance(card, dict) or card.get("schema") != "2.0":
         raise ApiError(200621, "CardKit needs card JSON 2.0 (schema 2.0)")
+    refuse_bad_card(card)
     return card
 
 
@@ -112,6 +144,8 @@ class CardKit:
             raise ApiError(300302, f"element {element_id} not found")
         if not card.streaming_mode:
             raise ApiError(300309, "streaming mode is closed")
+        if too_many_tables(text):
+            raise ApiError(230099, "ErrCode: 11310; table over limit")
         card.check_sequence("content", body.get("sequence"))
         card.elements[element_id] = text
         card.element_history.setdefault(element_id, []).append(text)

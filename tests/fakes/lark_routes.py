@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from tests.fakes.lark_cardkit import ApiError
+from tests.fakes.lark_cardkit import ApiError, refuse_bad_card
 
 if TYPE_CHECKING:
     from tests.fakes.lark_server import FakeLark
@@ -61,6 +61,8 @@ def _content(msg_type: Any, content: Any) -> dict[str, Any]:
     limit = TEXT_LIMIT if msg_type == "text" else CARD_LIMIT
     if len(content.encode("utf-8")) > limit:
         raise ApiError(230025, f"message content exceeds {limit} bytes")
+    if msg_type == "interactive":
+        refuse_bad_card(parsed)
     return parsed
 
 

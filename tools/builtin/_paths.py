@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from tools.base import ToolResult
-from tools.builtin._protected import same_file_in
+from tools.builtin._protected import hard_link_into
 
 MAX_OUTPUT_CHARS = 8000
 
@@ -28,13 +28,9 @@ def temp_roots() -> tuple[Path, ...]:
 
 
 def in_secrets(path: Path, secrets_dir: Path) -> bool:
-    """True when resolved `path` lies in the secrets directory, or is a hard link into it.
-
-    A hard link has no target to resolve: `ln ~/.larkbot/.secrets/key /tmp/k` makes /tmp/k the
-    secret under another name, which only its inode (device and number) gives away.
-    """
+    """True when resolved `path` lies in the secrets directory, or is a hard link into it."""
     secrets = secrets_dir.expanduser().resolve(strict=False)
-    return inside(path, secrets) or same_file_in(path, secrets)
+    return inside(path, secrets) or hard_link_into(path, [secrets]) is not None
 
 
 def human_size(n: int) -> str:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Iterable
 from pathlib import Path
+
+MAX_INODE_SCAN = 20_000  # files under the protected roots; past it, any hard link is suspect
 
 # Relative to a home directory: reading these hands over an account or its credentials.
 HOME_SECRETS = re.compile(
@@ -73,20 +76,38 @@ def protected_write_reason(path: str) -> str | None:
     return None
 
 
-def same_file_in(path: Path, directory: Path) -> bool:
-    """True when `path` is a hard link to (the same inode as) a file inside `directory`."""
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def hard_link_into(target: Path, roots: Iterable[Path], skip: Iterable[Path] = ()) -> str | None:
+    """How `target` is a second name (same inode) of a file under `roots`, or None.
+
+    A hard link has no target to resolve: `ln ~/.larkbot/.secrets/key /tmp/k` makes /tmp/k the
+    secret under another name, which only its inode (device and number) gives away. Past
+    MAX_INODE_SCAN files it cannot be ruled out, and says so (fail closed).
+    """
     try:
-        st = path.stat()
+        st = target.stat()
     except OSError:
-        return False
-    if st.st_nlink < 2:
-        return False
-    try:
-        for root, _dirs, files in os.walk(directory):
+        return None
+    if st.st_nlink < 2 or not target.is_file():
+        return None
+    wanted, seen, skipped = (st.st_dev, st.st_ino), 0, list(skip)
+    for root in roots:
+        names: Iterable[tuple[str, list[str], list[str]]] = (
+            [(str(root.parent), [], [root.name])] if root.is_file() else os.walk(root)
+        )
+        for base, dirs, files in names:
+            dirs[:] = [d for d in dirs if not any(_inside(Path(base, d), o) for o in skipped)]
             for name in files:
-                other = os.stat(os.path.join(root, name), follow_symlinks=False)
-                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                    return True
-    except OSError:
-        return True  # cannot tell: fail closed
-    return False
+                seen += 1
+                if seen > MAX_INODE_SCAN:
+                    return "a hard link; too many protected files to rule it out"
+                try:
+                    other = os.stat(os.path.join(base, name), follow_symlinks=False)
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == wanted:
+                    return f"a hard link to {os.path.join(base, name)}"
+    return None

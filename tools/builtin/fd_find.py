@@ -46,6 +46,7 @@ class FdFindTool(SearchBinaryTool):
     """fd_find: list files or directories whose name matches a regex, with fd."""
 
     name = "fd_find"
+    searches_trees = True
     description = (
         "Find files or directories by name (regex) under a path with fd, skipping files "
         "ignored by .gitignore and hidden files. Use rg_search to search file contents."
@@ -67,6 +68,10 @@ class FdFindTool(SearchBinaryTool):
     }
     private_data = True  # reads the owner's files: owner-only in Lark unless shared
     max_results = MAX_RESULTS
+
+    def touched_paths(self, **kwargs: Any) -> list[str]:
+        """The root it searches (recursively)."""
+        return [str(kwargs.get("path") or ".")]
 
     async def run(self, **kwargs: Any) -> ToolResult:
         """Run fd in the search directory and return at most max_results relative paths."""

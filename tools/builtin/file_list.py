@@ -59,6 +59,10 @@ class FileListTool(BaseTool):
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
 
+    def touched_paths(self, **kw: Any) -> list[str]:
+        """The directory it lists."""
+        return [str(kw.get("path") or ".")]
+
     async def run(self, **kw: Any) -> ToolResult:
         """List off the event loop."""
         try:

@@ -100,6 +100,10 @@ class FileReadTool(BaseTool):
         """One secret file per grant: a `file:` scope is never a directory prefix of another."""
         return f"file:{resolve(str(kw.get('path', '')))}"
 
+    def touched_paths(self, **kw: Any) -> list[str]:
+        """The file it reads or writes."""
+        return [str(kw.get("path") or ".")]
+
     async def run(self, **kw: Any) -> ToolResult:
         """Read the file off the event loop."""
         max_lines = kw.get("max_lines")

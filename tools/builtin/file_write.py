@@ -57,6 +57,10 @@ class FileWriteTool(BaseTool):
         """The resolved parent directory: a grant covers that directory and its subtree."""
         return str(resolve(str(kw.get("path", ""))).parent)
 
+    def touched_paths(self, **kw: Any) -> list[str]:
+        """The file it reads or writes."""
+        return [str(kw.get("path") or ".")]
+
     async def run(self, **kw: Any) -> ToolResult:
         """Write off the event loop."""
         target = resolve(str(kw["path"]))

@@ -58,6 +58,7 @@ class RgSearchTool(SearchBinaryTool):
     """rg_search: find lines matching a regex in files under a path, with ripgrep."""
 
     name = "rg_search"
+    searches_trees = True
     description = (
         "Search file contents with ripgrep (regex). Returns `path:line:text` lines, skipping "
         "files ignored by .gitignore and hidden files. Use fd_find to find files by name."
@@ -75,6 +76,10 @@ class RgSearchTool(SearchBinaryTool):
     }
     private_data = True  # reads the owner's files: owner-only in Lark unless shared
     max_results = MAX_RESULTS
+
+    def touched_paths(self, **kwargs: Any) -> list[str]:
+        """The root it searches (recursively)."""
+        return [str(kwargs.get("path") or ".")]
 
     async def run(self, **kwargs: Any) -> ToolResult:
         """Run rg and return at most max_results matching lines."""

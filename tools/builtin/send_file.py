@@ -63,6 +63,10 @@ class SendFileTool(ContextTool):
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
 
+    def touched_paths(self, **kw: Any) -> list[str]:
+        """The file it sends."""
+        return [str(kw.get("path") or ".")]
+
     async def run_with(self, ctx: RequestContext, **kw: Any) -> ToolResult:
         """Check the file, then deliver it (Lark) or hand it to the interface as an attachment."""
         path = resolve(str(kw.get("path", "")))

@@ -8,6 +8,8 @@ environment.
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -53,6 +55,28 @@ def danger(command: str, bash: bool = True) -> str | None:
     return reason
 
 
+_PATHLIKE = re.compile(r"""[^\s'"<>|;&()`]+""")
+
+
+def named_paths(command: str) -> list[str]:
+    """Absolute or home paths a command names; any mention of `environ` counts as the bot's.
+
+    Conservative on purpose: the policy asks every time when one reaches the bot's own files
+    (`$LARKBOT_HOME`, `/proc/*/environ`); `/proc/$PPID/environ` is read as `/proc/self/...`.
+    """
+    paths = []
+    for token in _PATHLIKE.findall(command):
+        token = os.path.expandvars(token.split("=", 1)[-1]) if "=" in token else token
+        token = os.path.expandvars(token)
+        if token.startswith("/proc/"):
+            token = re.sub(r"^/proc/[^/]+", "/proc/self", token)
+        if token.startswith(("/", "~")) and "$" not in token:
+            paths.append(token)
+    if "environ" in command:
+        paths.append("/proc/self/environ")
+    return paths
+
+
 class ShellTool(BaseTool):
     """Runs a shell command; dangerous commands (per the classifier) are asked every time."""
 
@@ -95,6 +119,10 @@ class ShellTool(BaseTool):
         cap = self.rt.live.get().tools.shell.max_timeout_seconds
         value = float(asked) if isinstance(asked, int | float) and asked > 0 else 30.0
         return min(value, cap)
+
+    def touched_paths(self, **kw: Any) -> list[str]:
+        """Paths the command names (for the policy's protected-path rule), see `named_paths`."""
+        return named_paths(str(kw.get("command", "")))
 
     async def run(self, **kw: Any) -> ToolResult:
         """Run the command; on exit, timeout or cancel kill every process the call started."""

@@ -1,0 +1,135 @@
+"""One Lark turn: its request context, the command or agent run, and the answer's delivery."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from larkbot.config import LarkConfig
+from larkbot.context import RequestContext
+from larkbot.events import FinalAnswer
+from larkbot.lark.answer import Agent, answer_command, answer_message
+from larkbot.lark.commands import Commands, parse_command
+from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.journal import InboundJournal
+from larkbot.lark.owners import Owners
+from larkbot.lark.turn_input import TurnInputs
+from larkbot.lark.turns import TurnView, ViewFactory
+from larkbot.logs import get_logger
+
+log = get_logger("larkbot.lark.turn")
+
+
+class TurnRunner:
+    """Runs one claimed message to a delivered answer; the Dispatcher decides when."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        journal: InboundJournal,
+        owners: Owners,
+        commands: Commands,
+        view_factory: ViewFactory,
+        lark: Callable[[], LarkConfig],
+        inputs: TurnInputs | None,  # names, media, quotes; None: the text alone
+    ) -> None:
+        self.agent = agent
+        self.journal = journal
+        self.owners = owners
+        self.commands = commands
+        self.view_factory = view_factory
+        self.lark = lark
+        self.inputs = inputs
+        self.stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
+
+    async def run(self, msg: InboundMessage, sid: str) -> None:
+        """Run `msg` as one turn of session `sid` and deliver (or release) its answer."""
+        name = await self.inputs.directory.name(msg.sender_open_id) if self.inputs else ""
+        ctx = RequestContext(
+            interface="lark",
+            session_id=sid,
+            sender_id=msg.sender_open_id,
+            # an unsigned event's sender is not proven: no owner powers (no side effects)
+            is_owner=msg.signed and await self.owners.check(msg.sender_open_id),
+            chat_id=msg.chat_id,
+            chat_type=msg.chat_type,
+            thread_id=msg.thread_id,
+            message_id=msg.message_id,
+            sender_name=name,
+        )
+        bound = log.bind(message_id=msg.message_id, chat_id=msg.chat_id, session_id=sid)
+        view = self.view_factory(msg, ctx)
+        try:
+            outcome = await self._produce(msg, ctx, view)
+            if not await self._still_ours(msg.message_id):
+                # Our lease lapsed (e.g. a busy loop) and another replica re-runs the message:
+                # its answer is the one the user gets; posting ours too would answer twice.
+                bound.warning("lark_claim_lost")
+                view.abandon()
+                return
+            if not await self._deliver(view, outcome, bound):
+                await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
+                return
+            await self.mark_done(msg.message_id)
+            bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
+        except asyncio.CancelledError:
+            view.abandon()  # a live progress card must not outlive its turn
+            raise
+
+    async def _deliver(self, view: TurnView, outcome: FinalAnswer | str, bound: Any) -> bool:
+        """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
+
+        A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
+        and its tools would run again, side effects included, to fail the same way.
+        """
+        try:
+            if isinstance(outcome, FinalAnswer):
+                await view.finish(outcome)
+            else:
+                await view.fail(outcome)
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            bound.error("lark_delivery_failed", exc_info=True)
+        try:
+            await view.fail("the answer could not be delivered.")
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # Lark unreachable: the claim goes back for a later attempt
+            bound.warning("lark_failure_notice_failed", exc_info=True)
+            return False
+
+    async def _still_ours(self, message_id: str) -> bool:
+        """False only when the claim is provably no longer this replica's."""
+        try:
+            return await self.journal.renew(message_id)
+        except Exception:  # storage trouble: deliver rather than lose the answer
+            log.warning("lark_lease_check_failed", message_id=message_id, exc_info=True)
+            return True
+
+    async def mark_done(self, message_id: str) -> None:
+        """Record delivery; retried briefly because a lost `done` means a (deduped) re-run."""
+        for attempt in range(3):
+            try:
+                await self.journal.done(message_id)
+                return
+            except Exception:
+                if attempt == 2:
+                    raise
+                log.warning("lark_journal_done_retry", message_id=message_id, exc_info=True)
+                await asyncio.sleep(0.2 * (attempt + 1))
+
+    async def _produce(
+        self, msg: InboundMessage, ctx: RequestContext, view: TurnView
+    ) -> FinalAnswer | str:
+        """Run the command or the agent; a FinalAnswer, or a short reason safe to show."""
+        command = parse_command(msg.text)
+        if command is not None and command[0] == "/stop":
+            return FinalAnswer(self.stop_notes.pop(msg.message_id, "Nothing to stop."))
+        if command is not None:
+            return await answer_command(self.commands, command, msg, ctx)
+        timeout = self.lark().turn_timeout_seconds
+        return await answer_message(self.agent, self.inputs, msg, ctx, view, timeout)

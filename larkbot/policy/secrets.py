@@ -1,0 +1,99 @@
+"""The bot's own secrets never reach the model or the history: tool text is scrubbed of them.
+
+A shell `cat /proc/$PPID/environ`, a config file read, an MCP server echoing its env: whatever
+path a secret takes into a tool result or a tool call's arguments, its value is replaced by
+`[redacted: <what>]` before the model or storage sees it. The values are the running
+settings' (app secret, LLM key, encrypt key, verification token, web token, search and
+embeddings keys, database and Redis passwords), so a rotated key is covered at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from larkbot.config import Settings
+
+MIN_SECRET_CHARS = 8  # shorter values ("secret", "admin") would redact ordinary words
+
+
+def _password(url: str) -> str:
+    try:
+        return urlsplit(url).password or ""
+    except ValueError:
+        return ""
+
+
+def bot_secrets(settings: Settings) -> dict[str, str]:
+    """What each secret is called on a redaction marker → its current value (non-empty only)."""
+    found = {
+        "lark.app_secret": settings.lark.app_secret.get_secret_value(),
+        "lark.encrypt_key": settings.lark.encrypt_key.get_secret_value(),
+        "lark.verification_token": settings.lark.verification_token.get_secret_value(),
+        "llm.api_key": settings.llm.api_key.get_secret_value(),
+        "web.token": settings.web.token.get_secret_value(),
+        "tools.web_search.api_key": settings.tools.web_search.api_key.get_secret_value(),
+        "knowledge.embeddings.api_key": settings.knowledge.embeddings.api_key.get_secret_value(),
+        "storage.url password": _password(settings.storage.url),
+        "storage.redis_url password": _password(settings.storage.redis_url),
+    }
+    return {name: value for name, value in found.items() if len(value) >= MIN_SECRET_CHARS}
+
+
+class SecretScrubber:
+    """Replaces the bot's secret values in text and in (nested) tool arguments."""
+
+    def __init__(self, settings: Callable[[], Settings]) -> None:
+        self._settings = settings
+        self._cached: tuple[Settings | None, list[tuple[str, str]]] = (None, [])
+
+    def _pairs(self) -> list[tuple[str, str]]:
+        settings = self._settings()
+        if self._cached[0] is not settings:  # computed once per (hot-reloaded) settings
+            # longest first: a key that contains another is replaced whole
+            found = bot_secrets(settings)
+            pairs = sorted(((v, n) for n, v in found.items()), key=lambda p: -len(p[0]))
+            self._cached = (settings, pairs)
+        return self._cached[1]
+
+    def text(self, value: str) -> str:
+        """`value` with every secret replaced by a marker naming it."""
+        for secret, name in self._pairs():
+            if secret in value:
+                value = value.replace(secret, f"[redacted: {name}]")
+        return value
+
+    def arguments(self, value: Any) -> Any:
+        """A copy of JSON-like `value` with every string scrubbed."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.arguments(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.arguments(v) for v in value]
+        return value
+
+
+PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3
+
+
+def make_undumpable() -> bool:
+    """prctl(PR_SET_DUMPABLE, 0): a same-user process (a tool's child) cannot read this
+    process's memory or `/proc/<pid>/environ` (the keys). True when it took effect (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def is_dumpable() -> bool:
+    """The process's current dumpable flag (False off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return int(ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)) == 1
