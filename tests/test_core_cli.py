@@ -99,6 +99,9 @@ async def test_doctor_ok(home: Path, fake_llm: FakeLLM, fake_lark: Any) -> None:
     assert code == 0, out + err
     assert "✓ config" in out and str(config) in out
     assert "✓ storage" in out and "✓ llm" in out
+    # the model probe: one tiny request with a tool schema, its detected traits printed
+    assert "✓ model" in out and "tools accepted" in out and "reasoning no" in out
+    assert any(r.get("tools") for r in fake_llm.requests)
 
 
 async def test_doctor_reports_a_rejected_key(home: Path) -> None:

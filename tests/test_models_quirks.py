@@ -73,6 +73,24 @@ async def test_deepseek_fake_refuses_a_dropped_reasoning(fake_llm: FakeLLM, tmp_
     assert "HTTP 400" in answer and "reasoning_content" in answer
 
 
+async def test_deepseek_behind_an_unknown_gateway_needs_no_provider_setting(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """SiliconFlow, one-api, Ark…: DeepSeek V3.2+ keeps its rule under its own model id."""
+    fake_llm.validate = deepseek_thinking
+    tool_loop(fake_llm)
+    rig = await model_rig(
+        tmp_path, {"base_url": fake_llm.base_url, "model": "deepseek-ai/DeepSeek-V3.2"}
+    )
+    try:
+        assert (await rig.turn("please echo hi"))[0] == "echoed hi"
+        assert (await rig.turn("and now?"))[0] == "second answer"
+    finally:
+        await rig.close()
+    assert rig.chain.primary.wire.profile.name == "generic"
+    assert assistants(fake_llm.requests[1])[0]["reasoning_content"] == THOUGHT
+
+
 async def test_older_deepseek_reasoner_never_gets_reasoning(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:

@@ -224,6 +224,25 @@ def test_each_profile_sends_its_switch_and_echo_rule(
     assert not any(k in auto for k in (*on, *off))  # thinking: auto sends no switch at all
 
 
+@pytest.mark.parametrize(
+    ("base", "model", "echo"),
+    [
+        ("https://ark.cn-beijing.volces.com/api/v3", "deepseek-v3-2-251201", "tool_turns"),
+        ("https://ark.cn-beijing.volces.com/api/v3", "kimi-k2-5-260127", "tool_turns"),
+        ("https://ark.cn-beijing.volces.com/api/v3", "glm-4-7-251222", "tool_turns"),
+        ("https://ark.cn-beijing.volces.com/api/v3", "doubao-seed-1-6-250615", "never"),
+        ("https://api.siliconflow.cn/v1", "deepseek-ai/DeepSeek-V3.2", "tool_turns"),
+        ("https://api.siliconflow.cn/v1", "zai-org/GLM-4.7", "tool_turns"),
+        ("https://api.siliconflow.cn/v1", "moonshotai/Kimi-K2-Thinking", "tool_turns"),
+        ("https://api.siliconflow.cn/v1", "deepseek-ai/DeepSeek-R1", "never"),
+        ("https://api.siliconflow.cn/v1", "Qwen/Qwen3-8B", "never"),
+    ],
+)
+def test_hosted_models_keep_their_own_echo_rule(base: str, model: str, echo: str) -> None:
+    """Ark and gateways serve DeepSeek/Kimi/GLM under their own ids; their rule goes along."""
+    assert Wire.for_config(LLMConfig(base_url=base, model=model)).echo == echo
+
+
 def test_kimi_k2_5_never_gets_sampling_parameters() -> None:
     """platform.kimi.ai models-overview: kimi-k2.5+ sampling "cannot be modified", in any mode."""
     msgs = [{"role": "user", "content": "hi"}]

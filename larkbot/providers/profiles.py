@@ -268,6 +268,18 @@ def get_profile(provider: str, base_url: str) -> Profile:
 
 _GUESSES = (  # for servers we know nothing about (a gateway, a generic proxy)
     ModelRule("*deepseek-r1*", reasoning=True, echo="never"),
+    # Served by Ark, SiliconFlow or a gateway, these keep their vendor's rule (the deepseek, kimi
+    # and glm profiles above): reasoning_content back on tool-call turns, or a 400. Ark lists them
+    # under their own ids (volcengine.com/docs/82379/1330310: deepseek-v3-2-…, kimi-k2-5-…,
+    # glm-4-7-…); docs.siliconflow.com/cn/userguide/guides/interleaved-thinking says the same of
+    # DeepSeek V3.2 and GLM-4.7 there.
+    ModelRule("*deepseek-v3[.-][2-9]*", echo="tool_turns"),
+    ModelRule("*deepseek-v[4-9]*", reasoning=True, echo="tool_turns"),
+    ModelRule("*kimi-k2-thinking*", reasoning=True, echo="tool_turns"),
+    ModelRule("*kimi-k2[.-][5-9]*", reasoning=True, vision=True, echo="tool_turns"),
+    ModelRule("*glm-4[.-][5-9]*v*", reasoning=True, vision=True, echo="tool_turns"),
+    ModelRule("*glm-4[.-][5-9]*", reasoning=True, echo="tool_turns"),
+    ModelRule("*glm-[5-9]*", reasoning=True, echo="tool_turns"),
     ModelRule("*vision*", vision=True),
     ModelRule("*[-_.]vl", vision=True),
     ModelRule("*[-_.]vl[-_.:]*", vision=True),
