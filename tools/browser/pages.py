@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from playwright.async_api import Error as PlaywrightError
@@ -49,9 +50,13 @@ async def take_snapshot(
 ) -> Snapshot:
     """A new AI snapshot of the tab; it becomes the tab's only valid source of refs."""
     await guard_readable(tab)
-    raw = await tab.page.aria_snapshot(mode="ai", depth=depth, timeout=SNAPSHOT_TIMEOUT_MS)
+    # both in one round trip's time: each call to the driver costs a hop through node
+    raw, title = await asyncio.gather(
+        tab.page.aria_snapshot(mode="ai", depth=depth, timeout=SNAPSHOT_TIMEOUT_MS), title_of(tab)
+    )
     number = engine.new_snapshot_number()
     snap = tag_refs(raw, number, tab.page.url)
+    snap.title = title
     tab.snapshot = snap
     owner = SnapshotOwner(session.session_id, tab.id, snap.url, snap.labels)
     engine.remember_snapshot(number, owner)
@@ -94,8 +99,7 @@ async def render(
     lines.append(f"Tab {tab.id} of {len(session.tabs)}: {tab.page.url}")
     lines += [f"Note: {n}" for n in session.take_notes()]
     body = interactive_only(snap.text) if only_interactive else snap.text
-    title = await title_of(tab)
-    page_text = f"Title: {title}\n{cap_snapshot(body)}"
+    page_text = f"Title: {snap.title}\n{cap_snapshot(body)}"
     lines.append(f"Snapshot s{snap.number} (act with its refs; older refs are refused):")
     lines.append(wrap_untrusted(page_text, tab.page.url))
     return "\n".join(lines)

@@ -33,6 +33,7 @@ class Snapshot:
     url: str
     text: str
     labels: dict[str, str] = field(default_factory=dict)  # Playwright ref -> `button "Save"`
+    title: str = ""  # the page title when the snapshot was taken
 
 
 def _label(line: str) -> str:
