@@ -9,7 +9,7 @@ INSTALLED := .venv-installed
 INSTALLED_STAMP := $(INSTALLED)/.deps
 BENCH_STAMP := $(VENV)/.bench-tools
 
-.PHONY: run test installed bench lint fmt typecheck clean web-vendor
+.PHONY: run test installed bench lint fmt typecheck clean image-check web-vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -110,6 +110,10 @@ $(BENCH_STAMP): | $(BIN)/python
 
 bench: $(DEV_STAMP) $(SYS_STAMP) $(BENCH_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench
+
+# The Dockerfile's steps without Docker (wheel, clean venv, uid 10001, fresh LARKBOT_HOME).
+image-check:
+	deploy/image-check.sh
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

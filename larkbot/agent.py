@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from larkbot import metrics
 from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
 from larkbot.content_parts import MAX_HISTORY_IMAGES, Content, materialize, text_of
@@ -171,18 +172,24 @@ class Agent:
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = asyncio.Lock()
+        started, outcome = time.monotonic(), "cancelled"
         try:
             async with lock:  # turns of one session run one after another
                 async for event in self._turn(session_id, user_input, ctx):
                     yield event
+            outcome = "ok"
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except ProviderError as err:
+            outcome = "error"
             log.warning("llm_failed", session=session_id, error=str(err))
             yield ErrorEvent(f"The language model failed: {err}")
         except Exception as err:
+            outcome = "error"
             log.error("turn_failed", session=session_id, exc_info=True)
             yield ErrorEvent(f"Something went wrong in larkbot ({type(err).__name__}: {err}).")
+        finally:
+            metrics.observe_turn(ctx.interface, outcome, time.monotonic() - started)
 
     async def _turn(
         self, session_id: str, user_input: Content, ctx: RequestContext
@@ -294,6 +301,19 @@ class Agent:
         await self.store.append(session_id, messages)
 
     async def _ask_model(
+        self, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[TextDelta | ThinkingDelta | Completion]:
+        model = self.settings.llm.model
+        try:
+            async for item in self._model_events(messages, tools):
+                if isinstance(item, Completion):  # a fallback's answer counts under its model
+                    metrics.count_llm_request(item.model or model, True, item.usage)
+                yield item
+        except ProviderError as err:
+            metrics.count_llm_request(model, False, error=str(err))
+            raise
+
+    async def _model_events(
         self, messages: list[Message], tools: list[dict[str, Any]]
     ) -> AsyncIterator[TextDelta | ThinkingDelta | Completion]:
         if not self.settings.llm.stream:

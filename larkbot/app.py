@@ -64,6 +64,7 @@ class LarkParts:
     approvals: LarkApprovals | None
     agent: Agent
     dispatcher: Dispatcher | None  # None without a client: events are acknowledged only
+    long_connection: LarkLongConnection | None = None  # lark.mode websocket only
 
 
 class App:
@@ -82,6 +83,21 @@ class App:
         """The running parts (after `start`)."""
         assert self._parts is not None, "App.start() first"
         return self._parts
+
+    @property
+    def started(self) -> bool:
+        """True between a successful `start()` and `stop()`."""
+        return self._parts is not None
+
+    @property
+    def client(self) -> LarkClient | None:
+        """The Lark client; None before `start` or without Lark credentials."""
+        return self._parts.client if self._parts is not None else None
+
+    @property
+    def ws(self) -> LarkLongConnection | None:
+        """The long connection (`lark.mode: websocket`), for /healthz and /readyz."""
+        return self._parts.long_connection if self._parts is not None else None
 
     @property
     def core(self) -> Core:
@@ -190,6 +206,7 @@ class App:
             await dispatcher.recover()
             sweeper = asyncio.create_task(self._sweep(dispatcher, journal), name="lark-sweeper")
             stack.push_async_callback(cancel_and_wait, sweeper)
+        ws = None
         if s.lark.mode == "websocket" and dispatcher is not None:
             secret = s.lark.app_secret.get_secret_value()
             ws = LarkLongConnection(s.lark.app_id, secret, s.lark.domain, self.submit)
@@ -206,6 +223,7 @@ class App:
             approvals,
             agent,
             dispatcher,
+            ws,
         )
 
     async def _lark_client(self, core: Core) -> tuple[LarkClient | None, str]:

@@ -1,4 +1,5 @@
-"""`larkbot chat`: the agent in a terminal. Streams answers, one line per tool call, y/N consent."""
+"""`larkbot chat`: the agent in a terminal. On a terminal: `chat_repl` (rich: spinner, markdown,
+Ctrl-C stops the answer); piped: plain lines, one per tool call, y/N consent."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
-from datetime import datetime
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from cards.a2ui_text import render_text
@@ -28,15 +28,11 @@ from larkbot.events import (
 )
 from larkbot.logs import configure_logging
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
+from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
-from larkbot.terminal import read_line
+from larkbot.terminal import new_session_id, read_line
 
 HELP = "Type a message. /new starts a new conversation, /exit quits (so does end of input)."
-
-
-def new_session_id() -> str:
-    """A fresh terminal session id."""
-    return f"cli:{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -138,19 +134,30 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
     return 1 if view.failed else 0
 
 
-async def _main(settings: Settings) -> int:
+async def _main(settings: Settings, level: str, scrub: Callable[[str], str]) -> int:
     from larkbot.scheduler.wiring import writer_scheduler
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # piped: plain lines, y/N
+        async with open_core(settings, "cli") as core, writer_scheduler(core):
+            return await chat_loop(core.agent(TuiConsentProvider()), sys.stdin.isatty())
+    from larkbot.chat_repl import RichConsent, new_console, rich_loop
+    from larkbot.chat_view import LineReader, RichView, route_logs_to
+
+    view = RichView(new_console(), render_text)
+    route_logs_to(view, level, scrub)  # warnings: the status line, not the conversation
+    reader = LineReader()
+    banner = f"larkbot chat — {settings.llm.model} at {settings.llm.base_url}"
     async with open_core(settings, "cli") as core, writer_scheduler(core):
-        agent = core.agent(TuiConsentProvider())
-        return await chat_loop(agent, sys.stdin.isatty())
+        return await rich_loop(core.agent(RichConsent(view, reader)), view, reader, banner)
 
 
 def run_chat(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot chat`."""
+    check_writable(settings)
     fmt = "json" if settings.logging.format == "json" else "console"
     level = settings.logging.level if settings.logging.level != "info" else "warning"
     # info logs would interleave with the conversation; secret values never reach a log line
-    configure_logging(level, fmt, SecretScrubber(lambda: settings).text)
+    scrub = SecretScrubber(lambda: settings).text
+    configure_logging(level, fmt, scrub)
     make_undumpable()  # a tool's child process cannot read our environment (the keys)
-    return asyncio.run(_main(settings))
+    return asyncio.run(_main(settings, level, scrub))

@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, tools, jobs, web-token."""
+"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner, web-token."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from larkbot import __version__
 from larkbot.config import Settings, load_settings
 from larkbot.errors import ConfigError
+from larkbot.preflight import StartupError
 
 # subcommand -> "module:function(settings, args) -> exit code"; imported lazily so that
 # `larkbot --help` stays fast and one subsystem's import cost never slows another command.
@@ -19,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "larkbot.doctor:run_doctor",
     "tools": "larkbot.tools_cli:run_tools",
     "jobs": "larkbot.scheduler.cli:run_jobs",
+    "owner": "larkbot.owner_cli:run_owner",
     "web-token": "larkbot.web.token_cli:run_web_token",
 }
 
@@ -44,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = add("jobs", "list, show or remove scheduled tasks")
     jobs.add_argument("action", choices=["list", "show", "remove"])
     jobs.add_argument("job_id", nargs="?")
+    owner = add("owner", "list, add or remove the bot's owners")
+    owner.add_argument("action", choices=["list", "add", "remove"])
+    owner.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     add("web-token", "print a new web token (the old one stops working)")
     return parser
 
@@ -67,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"larkbot: {err}", file=sys.stderr)
         return 2
+    except StartupError as err:
+        print(f"larkbot {args.command}: cannot start: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

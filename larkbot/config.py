@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 
+from larkbot.config_env import Expansion, expand_env, overlay_env
 from larkbot.config_sections import (
     BrowserConfig,
     ComputerUseConfig,
@@ -70,6 +71,14 @@ class OwnerConfig(Section):
 
     open_ids: list[str] = Field(default_factory=list)
     share: dict[str, Literal["everyone"] | list[str]] = Field(default_factory=dict)
+
+    @field_validator("open_ids", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        """`ou_a,ou_b` (LARKBOT_OWNER_OPEN_IDS, or `${…}` in YAML) is a list too."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
 
 class LLMConfig(Section):
@@ -228,6 +237,7 @@ class Settings(Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
     source: Path | None = Field(default=None, exclude=True)
+    unset_vars: list[tuple[str, str]] = Field(default_factory=list, exclude=True)
 
     @property
     def secrets_dir(self) -> Path:
@@ -243,29 +253,6 @@ class Settings(Section):
 def larkbot_home() -> Path:
     """`$LARKBOT_HOME`, defaulting to `~/.larkbot`."""
     return Path(os.environ.get("LARKBOT_HOME") or "~/.larkbot").expanduser()
-
-
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-def expand_env(value: Any, env: dict[str, str], path: str = "") -> Any:
-    """Expand `${VAR}` and `${VAR:-default}` in every string of a YAML tree."""
-    if isinstance(value, dict):
-        return {k: expand_env(v, env, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [expand_env(v, env, f"{path}[{i}]") for i, v in enumerate(value)]
-    if not isinstance(value, str):
-        return value
-
-    def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
-        if name in env and env[name] != "":
-            return env[name]
-        if default is not None:
-            return default
-        return ""
-
-    return _VAR.sub(sub, value)
 
 
 def resolve_config_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, bool]:
@@ -306,13 +293,15 @@ def parse_settings(raw: dict[str, Any], source: Path | None = None) -> Settings:
     env.setdefault("LARKBOT_HOME", str(home))
     if not env["LARKBOT_HOME"]:
         env["LARKBOT_HOME"] = str(home)
-    data = expand_env(raw, env)
+    seen = Expansion()
+    data = overlay_env(expand_env(raw, env, seen=seen), env)  # env values stay verbatim
     try:
         settings = Settings.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(err, source)) from None
     settings.home = home
     settings.source = source
+    settings.unset_vars = seen.unset
     settings.storage.url = expand_env(settings.storage.url, env)
     settings.knowledge.dir = expand_env(settings.knowledge.dir, env)
     return settings
@@ -330,7 +319,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         # the problem only: PyYAML's full message quotes the line, which may hold a secret
         problem = getattr(err, "problem", None) or type(err).__name__
-        raise ConfigError(f"Config file {path} is not valid YAML{where}: {problem}") from None
+        raise ConfigError(
+            f"Config file {path} is not valid YAML{where}: {problem}.\n"
+            "  Fix: indent with spaces, put a space after each ':', and quote values that "
+            "contain ': ' or ' #'; config.example.yaml shows the layout."
+        ) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"Config file {path} must be a mapping of sections (server:, lark:, …)")
     return raw

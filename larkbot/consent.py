@@ -67,7 +67,10 @@ class TuiConsentProvider:
     async def present(self, request: ConsentRequest) -> ConsentAnswer:
         """Print what the call does and read y/N; a yes holds for the session (unless always)."""
         out = self._out or sys.stdout
-        note = " (asked every time)" if request.always else ""
+        if request.always:
+            note = " (asked every time)"
+        else:
+            note = f" (y also allows {request.scope} for the rest of this session)"
         async with self._lock:
             print(f"\n⚠ {request.tool.name}: {request.description}{note}", file=out, flush=True)
             answer = await read_line("Allow? [y/N] ")

@@ -1,6 +1,7 @@
 """`larkbot doctor`: check config, storage and the LLM; say what is wrong and how to fix it.
 
-Checks are async functions `(settings, http) -> CheckResult` listed in CHECKS, in order.
+Checks are async functions `(settings, http) -> CheckResult` (or a list of them) listed in
+CHECKS, in order.
 Other subsystems add theirs with one line: a callable, or a lazily imported
 "module:function" string (so doctor does not import subsystems it is not asked about).
 """
@@ -18,6 +19,7 @@ import httpx
 
 from larkbot.config import Settings
 from larkbot.logs import configure_logging
+from larkbot.misconfig import llm_key
 from larkbot.runtime_factory import new_http_client
 from larkbot.storage.db import Database, safe_url
 from larkbot.storage.sessions import SessionStore
@@ -35,7 +37,7 @@ class CheckResult:
     fix: str = ""
 
 
-Check = Callable[[Settings, httpx.AsyncClient], Awaitable[CheckResult]]
+Check = Callable[[Settings, httpx.AsyncClient], Awaitable[CheckResult | list[CheckResult]]]
 
 
 async def check_config(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
@@ -115,6 +117,9 @@ async def _probe_completion(settings: Settings, http: httpx.AsyncClient) -> Chec
 async def check_llm(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """GET {base_url}/models; fall back to a 1-token completion when the model is not listed."""
     base = settings.llm.base_url.rstrip("/")
+    missing_key = llm_key(settings)
+    if missing_key is not None:  # hosted endpoint, no key: no need to ask it
+        return CheckResult("llm", False, missing_key.problem, missing_key.fix)
     try:
         resp = await http.get(f"{base}/models", headers=_auth(settings), timeout=CHECK_TIMEOUT)
         if resp.status_code in (401, 403):
@@ -143,6 +148,7 @@ CHECKS: list[Check | str] = [
     check_storage,
     check_llm,
     "larkbot.providers.probe:check_model",
+    "larkbot.doctor_setup:check_setup",
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.scheduler.doctor:check_scheduler",
     "tools.browser.doctor:check_browser",
@@ -165,7 +171,8 @@ async def run_checks(settings: Settings, http: httpx.AsyncClient) -> list[CheckR
         label = entry if isinstance(entry, str) else entry.__name__.removeprefix("check_")
         try:
             check = _resolve(entry)
-            results.append(await asyncio.wait_for(check(settings, http), CHECK_TIMEOUT + 5))
+            found = await asyncio.wait_for(check(settings, http), CHECK_TIMEOUT + 5)
+            results.extend(found if isinstance(found, list) else [found])
         except Exception as err:
             results.append(CheckResult(label, False, f"check crashed: {type(err).__name__}: {err}"))
     return results

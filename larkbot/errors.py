@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from larkbot.lark.hints import hint_for  # the code → hint table lives with the Lark channel
+
 
 class LarkBotError(Exception):
     """Base class of every error larkbot raises on purpose."""
@@ -24,8 +26,11 @@ class LarkAPIError(LarkBotError):
     """The Lark Open Platform answered with a non-zero code."""
 
     def __init__(self, code: int, msg: str, log_id: str = "", http_status: int = 200) -> None:
+        self.hint = hint_for(code, msg)
         super().__init__(
-            f"Lark API error {code}: {msg}" + (f" (log_id {log_id})" if log_id else "")
+            f"Lark API error {code}: {msg}"
+            + (f" (log_id {log_id})" if log_id else "")
+            + (f" → {self.hint}" if self.hint else "")
         )
         self.code = code
         self.msg = msg

@@ -72,9 +72,39 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr)
+    route_stdlib_logging(level, renderer, scrub)
+
+
+def route_stdlib_logging(
+    level: str, renderer: Any, scrub: Callable[[str], str] | None = None
+) -> None:
+    """Third-party loggers (lark-oapi, APScheduler, httpx …) rendered like ours: one format."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.processors.TimeStamper(fmt="iso"),
+                secret_redactor(scrub),
+            ],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
     for noisy in ("httpx", "httpcore", "apscheduler", "aiosqlite", "Lark"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    adopt_library_logger("Lark")
+
+
+def adopt_library_logger(name: str) -> None:
+    """Drop a library's own handlers (lark-oapi prints `[Lark] …` to stdout) so its records
+    reach ours; call after the library is imported (it adds them at import time)."""
+    lib = logging.getLogger(name)
+    lib.handlers = []
+    lib.propagate = True
 
 
 def get_logger(name: str = "larkbot") -> Any:

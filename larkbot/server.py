@@ -1,4 +1,4 @@
-"""`larkbot serve`: the aiohttp service (POST /lark/events, POST /lark/card, GET /healthz)."""
+"""`larkbot serve`: the aiohttp service (Lark events and cards, /healthz, /readyz, /metrics)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,18 @@ from aiohttp import web
 
 from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
+from larkbot.health import liveness, metrics_text, readiness
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
-from larkbot.lark.webhook import MAX_BODY_BYTES, verify_card_request, verify_event_request
+from larkbot.lark.webhook import (
+    MAX_BODY_BYTES,
+    UNAUTHENTICATED,
+    verify_card_request,
+    verify_event_request,
+)
 from larkbot.logs import configure_logging, get_logger
+from larkbot.misconfig import find_problems
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
+from larkbot.preflight import check_port, check_writable, port_error
 
 log = get_logger("larkbot.server")
 APP_KEY = web.AppKey("larkbot_app", App)
@@ -82,7 +90,9 @@ async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | 
     verify = verify_card_request if card else verify_event_request
     outcome = verify(raw, request.headers, app.settings.lark, time.time())
     if outcome.status != 200 or outcome.envelope is None:
-        if outcome.status >= 400:
+        if outcome.reason == UNAUTHENTICATED:  # our set-up, not the sender, is wrong
+            log.warning("lark_request_refused", status=outcome.status, reason=outcome.reason)
+        elif outcome.status >= 400:
             log.info("lark_request_refused", status=outcome.status, reason=outcome.reason)
         return _json(outcome.body, outcome.status)
     return app, outcome
@@ -124,11 +134,27 @@ async def handle_card(request: web.Request) -> web.Response:
 
 
 async def handle_health(request: web.Request) -> web.Response:
-    """200 once ready to take events; 503 while starting or draining."""
+    """200 once events can be taken and answered; 503 (with the reason) otherwise."""
     app = request.app[APP_KEY]
-    if app.ready:
-        return _json({"status": "ok"})
-    return _json({"status": "unavailable"}, 503)
+    if request.query.get("verbose"):
+        status, body = await readiness(app)
+    else:
+        status, body = liveness(app)
+    return _json(body, status)
+
+
+async def handle_ready(request: web.Request) -> web.Response:
+    """Each component's state (storage, Lark token, long connection, LLM, scheduler, config)."""
+    status, body = await readiness(request.app[APP_KEY])
+    return _json(body, status)
+
+
+async def handle_metrics(request: web.Request) -> web.Response:
+    """Prometheus text format."""
+    text, content_type = await metrics_text(request.app[APP_KEY])
+    resp = web.Response(body=text)
+    resp.headers["Content-Type"] = content_type
+    return resp
 
 
 def create_app(app: App) -> web.Application:
@@ -139,6 +165,8 @@ def create_app(app: App) -> web.Application:
     web_app.router.add_post("/lark/events", handle_events)
     web_app.router.add_post("/lark/card", handle_card)
     web_app.router.add_get("/healthz", handle_health)
+    web_app.router.add_get("/readyz", handle_ready)
+    web_app.router.add_get("/metrics", handle_metrics)
     if app.settings.web.enabled:
         from larkbot.web import mount_web
 
@@ -153,12 +181,16 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    host, port = settings.server.host, settings.server.port
+    check_writable(settings)
+    check_port(host, port)  # before anything starts: a busy port is one screen, not a traceback
     app = App(settings)
     try:
         await app.start()
     except Exception as err:
         log.error("start_failed", error=f"{type(err).__name__}: {err}", exc_info=True)
         return 1
+    await warn_misconfiguration(app)
     cfg = settings.server
     runner = web.AppRunner(
         create_app(app),
@@ -172,9 +204,12 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
             "cap": connection_cap(cfg.max_connections),
             "header_timeout": cfg.header_timeout_seconds,
         }
-        site = GuardedSite(runner, cfg.host, cfg.port, limits)
-        await site.start()
-        log.info("serving", host=cfg.host, port=site.port, max_connections=limits["cap"])
+        site = GuardedSite(runner, host, port, limits)
+        try:
+            await site.start()
+        except OSError as err:  # taken between the check and now
+            raise port_error(host, port, err) from None
+        log.info("serving", host=host, port=site.port, max_connections=limits["cap"])
         await stop.wait()
         log.info("draining", seconds=settings.server.drain_seconds)
         drained = await app.drain(settings.server.drain_seconds)
@@ -183,6 +218,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         await runner.cleanup()
         await app.stop()
     return 0
+
+
+async def warn_misconfiguration(app: App) -> None:
+    """One warning per set-up mistake, at start, in words the operator can act on."""
+    for problem in find_problems(app.settings, await app.owners.has_owner()):
+        if problem.key in ("lark_credentials", "webhook_unsigned"):
+            continue  # App.start already warned (lark_not_configured, lark_events_unsigned)
+        log.warning("misconfigured", problem=problem.problem, fix=problem.fix, key=problem.key)
 
 
 def run_serve(settings: Settings, args: argparse.Namespace) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
+from datetime import datetime
 
 
 def _read(prompt: str) -> str | None:
@@ -42,3 +44,8 @@ def _set_result(future: asyncio.Future[str | None], value: str | None) -> None:
 def _set_exception(future: asyncio.Future[str | None], err: BaseException) -> None:
     if not future.done():
         future.set_exception(err)
+
+
+def new_session_id() -> str:
+    """A fresh terminal session id."""
+    return f"cli:{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"

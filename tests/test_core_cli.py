@@ -94,7 +94,9 @@ async def test_chat_exits_1_when_the_model_fails(home: Path, fake_llm: FakeLLM) 
 
 async def test_doctor_ok(home: Path, fake_llm: FakeLLM, fake_lark: Any) -> None:
     lark = f"lark:\n  app_id: {fake_lark.app_id}\n  app_secret: {fake_lark.app_secret}\n"
-    config = write_config(home, fake_llm.base_url, extra=lark + f"  domain: {fake_lark.domain}\n")
+    lark += f"  domain: {fake_lark.domain}\n  verification_token: vt\n  encrypt_key: ek\n"
+    lark += "owner: {open_ids: [ou_a]}\n"
+    config = write_config(home, fake_llm.base_url, extra=lark)
     code, out, err = await larkbot(home, "doctor", "--config", str(config))
     assert code == 0, out + err
     assert "✓ config" in out and str(config) in out

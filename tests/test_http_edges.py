@@ -43,6 +43,8 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[int]
         f"header_timeout_seconds: {HEADER_TIMEOUT}, max_connections: {CAP}, "
         "idle_timeout_seconds: 30, body_read_seconds: 30, unverified_body_bytes: 1048576}\n"
         "lark: {verification_token: vt, encrypt_key: ek}\n"
+        # healthy with no Lark app: the web chat is its interface, the LLM a local one
+        "web: {enabled: true}\nllm: {base_url: 'http://127.0.0.1:9/v1'}\n"
         f"storage: {{url: 'sqlite:///{home}/larkbot.db'}}\n"
     )
     env = {**os.environ, "LARKBOT_HOME": str(home)}

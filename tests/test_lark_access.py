@@ -123,13 +123,14 @@ async def test_claim_flow_persists(db: Database) -> None:
 
     again = Owners(db, [])  # a restart: the claim is in the database
     await again.init()
-    assert again.pairing_code is None and again.is_owner("ou_a") and not again.is_owner("ou_b")
+    assert again.pairing_code is None and await again.check("ou_a")
+    assert not await again.check("ou_b")
 
 
 async def test_configured_owner_means_no_pairing(db: Database) -> None:
     owners = Owners(db, ["ou_cfg"])
     await owners.init()
-    assert owners.pairing_code is None and owners.is_owner("ou_cfg")
+    assert owners.pairing_code is None and await owners.check("ou_cfg")
     assert not (await owners.claim("ou_x", "12345678", is_dm=True)).ok
 
 

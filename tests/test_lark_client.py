@@ -94,6 +94,7 @@ async def test_non_retryable_code_raises_at_once(fake_lark: FakeLark, client: La
     with pytest.raises(LarkAPIError) as info:
         await client.send("oc_1", "text", {"text": "a"})
     assert info.value.code == 230002
+    assert "add the bot to the group" in str(info.value)  # the operator's hint travels with it
     assert sum(r.route == SEND for r in fake_lark.requests) == 1
 
 

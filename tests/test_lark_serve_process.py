@@ -1,4 +1,5 @@
-"""`larkbot serve` as a real process: starts without Lark credentials, SIGTERM → drain → exit 0."""
+"""`larkbot serve` as a real process: starts without Lark credentials (web chat only, said in
+/readyz), SIGTERM → drain → exit 0."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
     config.write_text(
         f"server: {{host: 127.0.0.1, port: {port}, drain_seconds: 5}}\n"
         "lark: {verification_token: vt}\n"
+        "llm: {base_url: 'http://127.0.0.1:9/v1'}\n"  # local: no key needed
         f"storage: {{url: 'sqlite:///{home}/larkbot.db'}}\n"
     )
     env = {**os.environ, "LARKBOT_HOME": str(home)}
@@ -45,12 +47,14 @@ async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
             for _ in range(600):  # a readiness probe, bounded (~60 s: a loaded machine is slow)
                 try:
                     if (await http.get("/healthz")).status_code == 200:
-                        break
+                        break  # the web chat works without Lark credentials
                 except httpx.TransportError:
                     pass
                 await asyncio.sleep(0.1)
             else:
                 raise AssertionError("serve never became healthy")
+            lark = (await http.get("/readyz")).json()["components"]["lark_token"]
+            assert lark["detail"] == "lark credentials not set: web chat only"
             challenge = {"type": "url_verification", "challenge": "abc", "token": "vt"}
             resp = await http.post("/lark/events", json=challenge)
             assert (resp.status_code, resp.json()) == (200, {"challenge": "abc"})

@@ -96,7 +96,7 @@ async def test_claim_flow_makes_an_owner(
     assert "you are the owner" in texts[3]
     assert fake_llm.requests == []  # commands never reach the model
     async with Served(settings) as s:  # persisted across restarts
-        assert s.app.owners.is_owner("ou_first") and s.app.owners.pairing_code is None
+        assert await s.app.owners.check("ou_first") and s.app.owners.pairing_code is None
 
 
 async def test_owner_results_in_a_shared_group_history_are_hidden_from_others(

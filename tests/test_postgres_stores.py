@@ -126,8 +126,8 @@ async def test_owner_claim_persists_and_a_second_claim_is_refused(pg_url: str) -
     dbs = [Database(pg_url) for _ in range(3)]
     try:
         a, b = Owners(dbs[0], []), Owners(dbs[1], [])
-        await asyncio.gather(a.init(), b.init())  # two replicas, each with its pairing code
-        assert a.pairing_code and b.pairing_code
+        await asyncio.gather(a.init(), b.init())  # two replicas: one pairing code, shared
+        assert a.pairing_code and a.pairing_code == b.pairing_code
         results = await asyncio.gather(
             a.claim("ou_alice", a.pairing_code, is_dm=True),
             b.claim("ou_bob", b.pairing_code, is_dm=True),
@@ -141,7 +141,8 @@ async def test_owner_claim_persists_and_a_second_claim_is_refused(pg_url: str) -
 
         restarted = Owners(dbs[2], [])
         await restarted.init()
-        assert restarted.claimed == winner and restarted.pairing_code is None
+        assert [e.open_id for e in await restarted.all()] == [winner]
+        assert restarted.pairing_code is None
     finally:
         for d in dbs:
             await d.close()

@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+from larkbot import metrics
 from larkbot.logs import get_logger
 from larkbot.providers.base import ToolCall
 from tools.base import BaseTool, ToolResult
@@ -88,12 +89,16 @@ class ToolExecutor:
             raise
         except TimeoutError:
             log.warning("tool_timeout", tool=tool.name, timeout=timeout)
+            metrics.count_tool_call(tool.name, "timeout")
             return error_result(f"{tool.name} timed out after {timeout:g} s")
         except Exception as err:
             log.error("tool_failed", tool=tool.name, exc_info=True)
+            metrics.count_tool_call(tool.name, "error")
             return error_result(f"{tool.name} failed: {type(err).__name__}: {err}")
         log.debug("tool_done", tool=tool.name, seconds=round(time.perf_counter() - started, 3))
-        return self._fit(tool, raw)
+        result = self._fit(tool, raw)
+        metrics.count_tool_call(tool.name, "error" if result.is_error else "ok")
+        return result
 
     def _fit(self, tool: BaseTool, raw: object) -> ToolResult:
         if isinstance(raw, ToolResult):

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx2
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import get_default_environment
+from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 
@@ -24,6 +24,7 @@ from larkbot.config import McpServerConfig
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
 from tools.base import BaseTool, ToolResult
+from tools.mcp_stderr import StderrToLog
 from tools.registry import ToolRegistry
 
 log = get_logger("larkbot.mcp")
@@ -121,7 +122,10 @@ class McpServer:
         if not argv:
             raise ValueError(f"mcp.servers.{self.name}: set `command` (stdio) or `url` (HTTP)")
         env = {**get_default_environment(), **cfg.env}
-        return StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+        stderr = StderrToLog(self.name)
+        stack.callback(stderr.close)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+        return stdio_client(params, errlog=stderr.writer)
 
     async def start(self, wait: float = 10.0) -> None:
         """Start the supervisor; wait (bounded) for the first connection."""

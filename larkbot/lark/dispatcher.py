@@ -83,7 +83,7 @@ class Dispatcher:
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
-        owner = msg.signed and self.owners.is_owner(msg.sender_open_id)
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         counted = not owner and not stop  # /stop always gets through
         if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
             self._tell(msg, refusal)
@@ -176,9 +176,9 @@ class Dispatcher:
         if not task.cancelled() and task.exception() is not None:
             log.warning("lark_limit_notice_failed", exc_info=task.exception())
 
-    def resume(self, msg: InboundMessage) -> None:
+    async def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
-        owner = msg.signed and self.owners.is_owner(msg.sender_open_id)
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         self._enqueue(msg, owner).claimed.set_result(True)
 
     def _enqueue(self, msg: InboundMessage, owner: bool, counted: bool = False) -> Queued:
@@ -272,11 +272,16 @@ class Dispatcher:
             if msg.message_id in self._held:  # its lease lapsed, but the turn is still here
                 log.warning("lark_lease_lapsed_locally", message_id=msg.message_id)
                 continue
-            self.resume(msg)
+            await self.resume(msg)
             queued += 1
         if queued:
             log.info("lark_recovered_turns", count=queued)
         return queued
+
+    @property
+    def queued(self) -> int:
+        """Messages waiting in this replica's session queues (the running ones included)."""
+        return sum(len(q) for q in self._queues.values())
 
     @property
     def in_flight(self) -> int:

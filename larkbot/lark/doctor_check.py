@@ -10,17 +10,10 @@ from larkbot.errors import LarkAPIError
 from larkbot.lark.client import LarkClient
 from larkbot.lark.transport import RetryPolicy
 
-_FIXES = {
-    99991543: "lark.app_id / lark.app_secret are wrong: copy them from the app's credentials page",
-    99991662: "the app is disabled or not installed in this tenant",
-    99991673: "the app is disabled or not installed in this tenant",
-    99991672: "the app lacks a required scope: add it in the console and publish a version",
-}
-
 
 def _fix(err: LarkAPIError, domain: str) -> str:
-    if err.code in _FIXES:
-        return _FIXES[err.code]
+    if err.hint:
+        return err.hint
     if err.http_status == 0:
         return f"cannot reach {domain}: check lark.domain and the network"
     return "check lark.app_id, lark.app_secret, lark.domain and that the bot capability is on"

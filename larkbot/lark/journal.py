@@ -63,6 +63,9 @@ class InboundJournal(Protocol):
     async def purge(self) -> int:
         """Delete entries older than the retention; returns how many."""
 
+    async def backlog(self) -> int:
+        """Messages claimed but not answered yet, across replicas (the /metrics gauge)."""
+
     async def close(self) -> None:
         """Release connections owned by the journal."""
 
@@ -195,6 +198,12 @@ class SqlJournal:
         async with self.db.engine.begin() as conn:
             res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
             return int(res.rowcount or 0)
+
+    async def backlog(self) -> int:
+        """Rows still `claimed`."""
+        async with self.db.engine.connect() as conn:
+            query = sa.select(sa.func.count()).where(inbound.c.status == "claimed")
+            return int((await conn.execute(query)).scalar_one())
 
     async def close(self) -> None:
         """Nothing to close: the Database is owned by the App."""

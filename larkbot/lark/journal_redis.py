@@ -133,6 +133,10 @@ class RedisJournal:
         cutoff = time.time() - self.retention_ms / 1000
         return int(await self.redis.zremrangebyscore(PENDING, "-inf", cutoff))
 
+    async def backlog(self) -> int:
+        """Members of the pending index."""
+        return int(await self.redis.zcard(PENDING))
+
     async def close(self) -> None:
         """Close the connection pool."""
         await self.redis.aclose()

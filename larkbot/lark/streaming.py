@@ -162,8 +162,13 @@ class StreamingCardView:
             self.card_id = await self.client.create_card(streaming_card(content))
             entity = {"type": "card", "data": {"card_id": self.card_id}}
             self.message_id = await self._reply(entity, "stream")
-        except Exception as err:
-            log.info("lark_cardkit_unavailable", error=f"{type(err).__name__}: {err}")
+        except Exception as err:  # e.g. 99991672: cardkit:card:write not granted
+            log.warning(
+                "lark_cardkit_unavailable",
+                error=f"{type(err).__name__}: {err}",
+                hint="answers fall back to a plain card; add the cardkit:card:write scope and "
+                "publish a version for live streaming cards",
+            )
             self.card_id = ""
             self.message_id = await self._reply(plain_card(content), "stream2")
         self.pushed = content

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from larkbot import metrics
 from larkbot.errors import LarkAPIError
 from larkbot.lark.binary import (
     TRANSPORT_ERROR,
@@ -191,11 +192,13 @@ class LarkTransport:
                     timeout=self._timeout,
                 )
             except httpx.TransportError as err:
+                metrics.count_lark_call(path, TRANSPORT_ERROR)
                 last = LarkAPIError(TRANSPORT_ERROR, f"{type(err).__name__} calling {path}", "", 0)
                 await self._pause(attempt, self.retry.backoff(attempt), path, last)
                 continue
             body = _decode(resp)
             code = _code(resp, body)
+            metrics.count_lark_call(path, code if code != TRANSPORT_ERROR else resp.status_code)
             if code == 0 and resp.status_code < 400:
                 return body
             last = LarkAPIError(

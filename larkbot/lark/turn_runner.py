@@ -8,6 +8,7 @@ from typing import Any
 
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
+from larkbot.errors import LarkAPIError
 from larkbot.events import FinalAnswer
 from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command
@@ -91,6 +92,8 @@ class TurnRunner:
             return True
         except asyncio.CancelledError:
             raise
+        except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
+            bound.error("lark_delivery_failed", code=err.code, error=str(err), hint=err.hint)
         except Exception:
             bound.error("lark_delivery_failed", exc_info=True)
         try:

@@ -70,9 +70,7 @@ class Welcomer:
         chat_id = str(event.get("chat_id") or "")
         if not chat_id or not await self._first_time(chat_id):
             return False
-        names = [await self.directory.name(o) for o in sorted(self.owners.configured)]
-        if self.owners.claimed and self.owners.claimed not in self.owners.configured:
-            names.append(await self.directory.name(self.owners.claimed))
+        names = [await self.directory.name(e.open_id) for e in await self.owners.all()]
         text = welcome_text(names, group=event_type == BOT_ADDED)
         uuid = hashlib.sha256(f"welcome#{chat_id}".encode()).hexdigest()[:40]
         try:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from larkbot.lark.webhook import parse_envelope, parse_object
-from larkbot.logs import get_logger
+from larkbot.logs import adopt_library_logger, get_logger
 
 log = get_logger("larkbot.lark.ws")
 
@@ -54,7 +54,15 @@ class LarkLongConnection:
     def _set_state(self, state: str) -> None:
         if state != self.state:
             self.state = state
-            log.info("lark_ws_state", state=state)
+            if state in ("disconnected", "reconnecting", "failed"):
+                log.warning(
+                    "lark_ws_state",
+                    state=state,
+                    hint="the long connection is down: events wait until it is back (the SDK "
+                    "reconnects); check the network and that the app is published",
+                )
+            else:
+                log.info("lark_ws_state", state=state)
 
     @property
     def running(self) -> bool:
@@ -105,6 +113,7 @@ class LarkLongConnection:
             from lark_oapi.ws import client as ws_client
 
             ws_client.loop = loop
+            adopt_library_logger("Lark")  # its records go through our JSON log, not stdout
             self._client = self._build(ws_client, LogLevel[self._log_level.upper()])
             if self._stopping.is_set():
                 return

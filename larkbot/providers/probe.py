@@ -12,6 +12,7 @@ import httpx
 from larkbot.config import Settings
 from larkbot.doctor import CheckResult
 from larkbot.errors import ProviderError
+from larkbot.misconfig import llm_key
 from larkbot.providers.base import Completion, ReasoningChunk
 from larkbot.providers.capabilities import sees_images
 from larkbot.providers.openai_compat import OpenAICompatProvider
@@ -33,6 +34,8 @@ def _yes(flag: bool) -> str:
 
 async def check_model(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """Send 'Reply with OK' (with one tool schema) and report the detected traits."""
+    if llm_key(settings) is not None:  # one cause, one ✗: the llm line names the missing key
+        return CheckResult("model", True, "not probed: no API key for this endpoint (see llm)")
     cfg = settings.llm.model_copy(
         update={"max_retries": 0, "max_tokens": 64, "timeout_seconds": 20}
     )
