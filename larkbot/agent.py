@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
