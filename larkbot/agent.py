@@ -17,19 +17,16 @@ from larkbot.context import RequestContext
 from larkbot.errors import ProviderError
 from larkbot.events import (
     AgentEvent,
-    AttachmentReady,
     ErrorEvent,
     FinalAnswer,
     TextDelta,
     ThinkingDelta,
-    ToolFinished,
-    ToolStarted,
     UiPayload,
 )
 from larkbot.find_tools import FindToolsTool
 from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.logs import get_logger
-from larkbot.policy import AuditSink, Policy, ToolGate, Verdict
+from larkbot.policy import AuditSink, Policy, ToolGate
 from larkbot.policy.provenance import for_model as wire_messages
 from larkbot.policy.provenance import untrusted_messages, user_message
 from larkbot.policy.redact import hide_private_results
@@ -46,11 +43,12 @@ from larkbot.providers.base import (
 from larkbot.providers.capabilities import sees_images, shows_thinking
 from larkbot.providers.wire import Wire
 from larkbot.storage.sessions import SessionStore
+from larkbot.tool_calls import run_calls, scrubbed_calls
 from larkbot.tool_images import with_round_images
 from larkbot.tool_round import tool_round, unique_ids, with_reasoning
 from larkbot.usage import Usage, UsageStore
 from tools.base import BaseTool, ToolResult
-from tools.executor import ToolExecutor, error_result
+from tools.executor import ToolExecutor
 from tools.registry import ToolRegistry
 
 log = get_logger(__name__)
@@ -249,17 +247,21 @@ class Agent:
                     yield FinalAnswer(completion.text, ui)
                     return
                 results: dict[str, ToolResult] = {}
-                async for event in self._run_calls(calls, ctx, results):
+                async for event in run_calls(
+                    calls,
+                    ctx,
+                    results,
+                    gate=self.gate,
+                    executor=self.executor,
+                    scrubber=self.scrubber,
+                    cap=settings.agent.max_tool_calls_per_reply,
+                ):
                     if isinstance(event, UiPayload):
                         ui.append(event.ui)
                     yield event
                 # what no owner wrote (a fetched page, others' messages) raises the bar from here on
                 ctx = ctx.with_untrusted(*self._untrusted_sources(calls, results))
-                scrubbed = [
-                    ToolCall(c.id, c.name, self._scrubbed_arguments(c.arguments), c.parse_error)
-                    for c in calls
-                ]
-                round_msgs = tool_round(completion, scrubbed, results)
+                round_msgs = tool_round(completion, scrubbed_calls(self.scrubber, calls), results)
                 unsaved += round_msgs
                 turn += round_msgs
                 if any(r.attachments for r in results.values()):  # images: this turn only
@@ -331,65 +333,6 @@ class Agent:
             elif isinstance(event, Completion):
                 yield event
 
-    def _scrubbed(self, result: ToolResult) -> ToolResult:
-        """The result without the bot's own secrets (before the model, the card or storage)."""
-        if self.scrubber is None:
-            return result
-        return replace(result, content=self.scrubber.text(result.content))
-
-    def _scrubbed_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        if self.scrubber is None:
-            return arguments
-        scrubbed: dict[str, Any] = self.scrubber.arguments(arguments)
-        return scrubbed
-
-    async def _run_calls(
-        self, calls: Sequence[ToolCall], ctx: RequestContext, results: dict[str, ToolResult]
-    ) -> AsyncIterator[AgentEvent]:
-        """Check calls one by one (consent questions are asked in order), then run them together."""
-        approved: list[tuple[ToolCall, BaseTool]] = []
-        cap = self.settings.agent.max_tool_calls_per_reply
-        for index, call in enumerate(calls):
-            verdict: Verdict | None = None
-            if index >= cap:  # one reply must not start 150 shells at once
-                verdict = Verdict(None, _over_cap(cap, len(calls)))
-            else:
-                async for item in self.gate.check(call, ctx):
-                    if isinstance(item, Verdict):
-                        verdict = item
-                    else:
-                        yield item
-            assert verdict is not None
-            if verdict.tool is None:
-                error = error_result(verdict.refusal or "refused")
-                results[call.id] = error
-                yield ToolFinished(call.id, call.name, error.content, True, 0.0)
-            else:
-                approved.append((call, verdict.tool))
-        if not approved:
-            return
-        started = time.perf_counter()
-        tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
-        for call, tool in approved:
-            yield ToolStarted(call.id, call.name, self._scrubbed_arguments(call.arguments))
-            tasks[asyncio.create_task(self.executor.execute(call, ctx, tool))] = call
-        try:
-            pending: set[asyncio.Future[ToolResult]] = set(tasks)
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    call, result = tasks[task], self._scrubbed(task.result())
-                    results[call.id] = result
-                    elapsed = time.perf_counter() - started
-                    yield ToolFinished(call.id, call.name, result.content, result.is_error, elapsed)
-                    if result.ui:
-                        yield UiPayload(result.ui)
-                    for attachment in result.attachments:
-                        yield AttachmentReady(call.id, call.name, attachment)
-        finally:
-            for task in tasks:
-                task.cancel()
-
 
 async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:
     """Stored image references inlined for a model that sees images (newest few), else notes."""
@@ -403,14 +346,6 @@ def untrusted_source(call: ToolCall) -> str:
     """How a card names an untrusted result: the tool and what it was asked for."""
     subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
     return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
-
-
-def _over_cap(cap: int, asked: int) -> str:
-    return (
-        f"refused: this reply asked for {asked} tool calls and at most {cap} run per reply "
-        "(agent.max_tool_calls_per_reply); this one did not run. Make the calls still needed "
-        "in your next reply."
-    )
 
 
 def _max_steps_note(steps: int, user_input: str) -> str:

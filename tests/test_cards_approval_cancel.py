@@ -64,3 +64,38 @@ async def test_approval_of_a_cancelled_turn_expires_and_ignores_late_clicks() ->
         }
         answer = await approvals.handle_card(click)
         assert "expired" in answer["toast"]["content"] and approval.state == "expired"
+
+
+class _ClickedInFlight(LarkClient):
+    """The owner clicks while the send of the card has not returned yet (a busy bot)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.approvals: LarkApprovals | None = None
+        self.answer: dict[str, Any] = {}
+
+    async def reply(self, *args: Any, **kwargs: Any) -> str:
+        message_id = await super().reply(*args, **kwargs)
+        assert self.approvals is not None
+        (approval,) = self.approvals.approvals.values()
+        click = {
+            "event": {
+                "operator": {"open_id": "ou_owner"},
+                "action": {"value": {"approval": approval.approval_id, "decision": "approve"}},
+            }
+        }
+        self.answer = await self.approvals.handle_card(click)
+        return message_id
+
+
+async def test_a_click_before_the_send_returns_counts() -> None:
+    """Regression: the approval was registered only after the send returned, so an early click
+    was answered 'expired' and the turn waited for a click that had already come."""
+    async with FakeLark() as fake, httpx.AsyncClient() as http:
+        fake.add_message("om_1", "oc_dm")
+        client = _ClickedInFlight(http, fake.domain, fake.app_id, fake.app_secret)
+        approvals = client.approvals = LarkApprovals(client, _owner, lambda: 30.0)
+        ctx = RequestContext("lark", "s1", "ou_owner", True, message_id="om_1")
+        request = ConsentRequest(_Dangerous(), {}, "do it", "danger", True, ctx)
+        answer = await asyncio.wait_for(approvals.present(request), 5)
+        assert answer.allowed and "Approved" in client.answer["toast"]["content"]

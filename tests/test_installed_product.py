@@ -91,6 +91,7 @@ def _calls(work: Path, site: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+@pytest.mark.timeout(240)  # a cold start of the installed serve (≤ 60 s) plus every tool (≤ 120 s)
 async def test_installed_serve_runs_every_builtin_tool(
     home: Path, tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:

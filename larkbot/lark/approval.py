@@ -91,6 +91,7 @@ class LarkApprovals:
             timeout,
             request.sources,
         )
+        self._remember(approval)  # before the card is out: the click may come back at once
         try:
             approval.message_id = await self.client.reply(
                 ctx.message_id,
@@ -99,10 +100,13 @@ class LarkApprovals:
                 uuid=reply_uuid(ctx.message_id, f"approval:{approval.approval_id}"),
                 reply_in_thread=bool(ctx.thread_id),
             )
+        except asyncio.CancelledError:
+            self._give_up(approval)
+            raise
         except Exception:
+            self._give_up(approval)
             log.warning("lark_approval_card_failed", tool=approval.tool, exc_info=True)
             return ConsentAnswer(False, "the approval card could not be shown; not run")
-        self._remember(approval)
         log.info("lark_approval_asked", tool=approval.tool, approval=approval.approval_id)
         try:
             async with asyncio.timeout(timeout):  # not wait_for: 3.11's can swallow a cancel

@@ -1,0 +1,120 @@
+"""One round of tool calls: each checked by the policy in order, the approved ones run together.
+
+Results and the arguments shown in events are scrubbed of the bot's own secrets here, before
+the model, a card or storage sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from larkbot.context import RequestContext
+from larkbot.events import AgentEvent, AttachmentReady, ToolFinished, ToolStarted, UiPayload
+from larkbot.policy import ToolGate, Verdict
+from larkbot.policy.secrets import SecretScrubber
+from larkbot.providers.base import ToolCall
+from tools.base import BaseTool, ToolResult
+from tools.executor import ToolExecutor, error_result
+
+
+def scrubbed_arguments(
+    scrubber: SecretScrubber | None, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """The call's arguments without the bot's own secrets."""
+    if scrubber is None:
+        return arguments
+    scrubbed: dict[str, Any] = scrubber.arguments(arguments)
+    return scrubbed
+
+
+def scrubbed_calls(scrubber: SecretScrubber | None, calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """The calls as they are stored and sent back to the model: secrets replaced."""
+    return [
+        ToolCall(c.id, c.name, scrubbed_arguments(scrubber, c.arguments), c.parse_error)
+        for c in calls
+    ]
+
+
+def _scrubbed(scrubber: SecretScrubber | None, result: ToolResult) -> ToolResult:
+    if scrubber is None:
+        return result
+    return replace(result, content=scrubber.text(result.content))
+
+
+def _over_cap(cap: int, asked: int) -> str:
+    return (
+        f"refused: this reply asked for {asked} tool calls and at most {cap} run per reply "
+        "(agent.max_tool_calls_per_reply); this one did not run. Make the calls still needed "
+        "in your next reply."
+    )
+
+
+async def _checked(
+    gate: ToolGate,
+    calls: Sequence[ToolCall],
+    ctx: RequestContext,
+    cap: int,
+    results: dict[str, ToolResult],
+    approved: list[tuple[ToolCall, BaseTool]],
+) -> AsyncIterator[AgentEvent]:
+    """Ask the policy about each call in order (consent questions come one at a time)."""
+    for index, call in enumerate(calls):
+        verdict: Verdict | None = None
+        if index >= cap:  # one reply must not start 150 shells at once
+            verdict = Verdict(None, _over_cap(cap, len(calls)))
+        else:
+            async for item in gate.check(call, ctx):
+                if isinstance(item, Verdict):
+                    verdict = item
+                else:
+                    yield item
+        assert verdict is not None
+        if verdict.tool is None:
+            error = error_result(verdict.refusal or "refused")
+            results[call.id] = error
+            yield ToolFinished(call.id, call.name, error.content, True, 0.0)
+        else:
+            approved.append((call, verdict.tool))
+
+
+async def run_calls(
+    calls: Sequence[ToolCall],
+    ctx: RequestContext,
+    results: dict[str, ToolResult],
+    *,
+    gate: ToolGate,
+    executor: ToolExecutor,
+    scrubber: SecretScrubber | None,
+    cap: int,
+) -> AsyncIterator[AgentEvent]:
+    """Check the calls, run the approved ones concurrently; every result lands in `results`."""
+    approved: list[tuple[ToolCall, BaseTool]] = []
+    async for event in _checked(gate, calls, ctx, cap, results, approved):
+        yield event
+    if not approved:
+        return
+    started = time.perf_counter()
+    tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
+    for call, tool in approved:
+        yield ToolStarted(call.id, call.name, scrubbed_arguments(scrubber, call.arguments))
+        tasks[asyncio.create_task(executor.execute(call, ctx, tool))] = call
+    try:
+        pending: set[asyncio.Future[ToolResult]] = set(tasks)
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                call, result = tasks[task], _scrubbed(scrubber, task.result())
+                results[call.id] = result
+                elapsed = time.perf_counter() - started
+                yield ToolFinished(call.id, call.name, result.content, result.is_error, elapsed)
+                if result.ui:
+                    yield UiPayload(result.ui)
+                for attachment in result.attachments:
+                    yield AttachmentReady(call.id, call.name, attachment)
+    finally:
+        for task in tasks:
+            task.cancel()
