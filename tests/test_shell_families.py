@@ -8,7 +8,10 @@ deny-list baseline.
 
 from __future__ import annotations
 
+import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +21,27 @@ from tools.builtin._shell_danger import analyse, classify
 from tools.builtin._shell_wrappers import WRAPPERS
 
 ROWS = [(family, command) for family, commands in FAMILIES.items() for command in commands]
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _in_a_project(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Judge the table from a project directory outside the temp roots, as the bot runs.
+
+    From a checkout under /tmp, `../other-project` is a temp path and rightly allowed, so the
+    rows that write next to the project would not test what they say.
+    """
+    temp = (Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir()).resolve())
+    if not any(REPO.is_relative_to(root) for root in temp):
+        monkeypatch.chdir(REPO)
+        yield
+        return
+    project = Path.home() / "larkbot-test-project"  # not a dotfile: those are protected
+    project.mkdir(exist_ok=True)
+    monkeypatch.chdir(project)
+    yield
+    monkeypatch.undo()
+    project.rmdir()
 
 
 def test_the_table_is_large_and_covers_every_family() -> None:

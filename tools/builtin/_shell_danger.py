@@ -26,7 +26,14 @@ from tree_sitter import Language, Node, Parser
 
 from tools.builtin._protected import larkbot_home
 from tools.builtin._shell_paths import DYN, PSUB, is_computed, read_reason, show
-from tools.builtin._shell_rules import Ctx, ScriptState, Stdin, check_argv, check_assignment
+from tools.builtin._shell_rules import (
+    Ctx,
+    ScriptState,
+    Stdin,
+    check_argv,
+    check_assignment,
+    working_directory,
+)
 
 MAX_CHARS = 20_000  # longer commands are not parsed (asked every time): parsing holds the GIL
 MAX_DEPTH = 6
@@ -70,13 +77,16 @@ def classify(command: str) -> str | None:
     """Why running `command` is dangerous (a short reason), or None when it is not."""
     # consent_check and consent_always both ask; only short commands are cached (bounded memory)
     try:
-        return _cached(command) if len(command) <= 2048 else _classify(command)
+        if len(command) > 2048:
+            return _classify(command)
+        # Relative writes are judged against the working directory, so it is part of the key.
+        return _cached(command, working_directory())
     except Exception as err:  # a classifier bug must not make a command look safe
         return f"the classifier failed ({type(err).__name__}), so it counts as dangerous"
 
 
 @lru_cache(maxsize=2048)
-def _cached(command: str) -> str | None:
+def _cached(command: str, cwd: str | None) -> str | None:
     return _classify(command)
 
 

@@ -31,7 +31,8 @@ from tools.builtin._shell_paths import (
 Stdin = tuple[str, str] | None  # ("pipe", text) | ("text", heredoc body) | ("psub", text)
 
 
-def _cwd() -> str | None:
+def working_directory() -> str | None:
+    """The process's working directory, None when it no longer exists."""
     try:
         return os.getcwd()
     except OSError:
@@ -42,7 +43,7 @@ def _cwd() -> str | None:
 class ScriptState:
     """What earlier commands of the same script did: where `cd` went, files written, values."""
 
-    cwd: str | None = field(default_factory=_cwd)
+    cwd: str | None = field(default_factory=working_directory)
     workspace: str | None = None  # the directory the call runs in (cwd before any `cd`)
     written: set[str] = field(default_factory=set)  # absolute paths; "" for a computed target
     values: dict[str, str] = field(default_factory=dict)  # variable -> last value assigned
