@@ -84,6 +84,8 @@ installed: $(INSTALLED_STAMP)
 	$(INSTALLED)/bin/pip check -q
 
 # pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
+# One worker per core (at most 4), a test file per worker: 3 m 38 s instead of 5 m 49 s
+# serially on 2 idle cores; every fixture starts its own servers on free ports, so they share.
 test: $(DEV_STAMP) $(SYS_STAMP) installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -92,7 +94,7 @@ test: $(DEV_STAMP) $(SYS_STAMP) installed
 	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
 	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
 	LARKBOT_TEST_PG_URL="$$url" LARKBOT_INSTALLED_BIN="$(CURDIR)/$(INSTALLED)/bin/larkbot" \
-	  PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly; rc=$$?; \
+	  PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly -n auto --maxprocesses 4 --dist loadfile; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # `make bench` only: scrot and ImageMagick's import, computer_use's screenshot baselines (they

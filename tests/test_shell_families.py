@@ -83,9 +83,13 @@ def test_arithmetic_on_plain_values_is_fine() -> None:
 
 
 def _timed(command: str) -> float:
-    started = time.perf_counter()
-    analyse(command, 0, None)
-    return time.perf_counter() - started
+    """The best of three runs: a pause of the machine is not the classifier's time."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        analyse(command, 0, None)
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def test_nested_if_and_while_are_linear() -> None:
