@@ -21,6 +21,8 @@ from prometheus_client import (
     generate_latest,
 )
 
+from larkbot.usage import Usage
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 ProcessCollector(registry=REGISTRY)
 
@@ -59,7 +61,8 @@ LLM_REQUESTS = Counter(
 )
 LLM_TOKENS = Counter(
     "larkbot_llm_tokens",
-    "Tokens reported by the model's usage, by model and kind (prompt, completion).",
+    "Tokens reported by the model's usage, by model and kind (prompt, completion; reasoning is "
+    "part of completion, cached part of prompt).",
     ["model", "kind"],
     registry=REGISTRY,
 )
@@ -117,9 +120,12 @@ def count_llm_request(
     """One finished model request, with its token usage when the endpoint reported it."""
     LLM_REQUESTS.labels(model, "ok" if ok else "error").inc()
     LLM_LAST.ok, LLM_LAST.at, LLM_LAST.error = ok, time.time(), error[:200]
-    for kind in ("prompt", "completion"):
-        tokens = (usage or {}).get(f"{kind}_tokens")
-        if isinstance(tokens, int) and tokens > 0:
+    if usage is None:
+        return
+    parsed = Usage.from_wire(usage)
+    for kind in ("prompt", "completion", "reasoning", "cached"):
+        tokens = getattr(parsed, kind)
+        if tokens > 0:
             LLM_TOKENS.labels(model, kind).inc(tokens)
 
 
