@@ -60,7 +60,9 @@ async def kb(tmp_path: Path) -> AsyncIterator[KnowledgeBase]:
     root = tmp_path / "kb"
     root.mkdir()
     (root / "kafka.md").write_text(NOTE.format(title="Kafka consumer lag", tags="kafka", body="x"))
-    base = KnowledgeBase(root, tmp_path / "index.db")
+    # Listing one file is always "cheap" here, however loaded the machine: an in-place edit is
+    # then seen at once (the gating of costly listings has its own test below).
+    base = KnowledgeBase(root, tmp_path / "index.db", scan_budget=60.0)
     yield base
     await base.close()
 
