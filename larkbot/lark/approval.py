@@ -94,6 +94,7 @@ class LarkApprovals:
                 card,
                 uuid=reply_uuid(ctx.message_id, f"approval:{approval_id}"),
                 reply_in_thread=bool(ctx.thread_id),
+                chat_id=ctx.chat_id,
             )
         except Exception:
             await self.store.close_as_expired(approval_id)
