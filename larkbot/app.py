@@ -20,9 +20,12 @@ from larkbot.consent import ConsentProvider, NobodyToAsk
 from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
+from larkbot.lark.approval_store import ApprovalStore
 from larkbot.lark.audit import AuditLog
+from larkbot.lark.budget import CallLedger
+from larkbot.lark.budget_wiring import planner, share_budget, status_line
 from larkbot.lark.client import LarkClient
-from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands
+from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
 from larkbot.lark.dispatcher import Dispatcher, Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
 from larkbot.lark.journal import InboundJournal
@@ -39,6 +42,7 @@ from larkbot.logs import get_logger
 from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler.wiring import leading_scheduler
+from larkbot.storage.signals import APPROVAL_CHANNEL, make_signal
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.app")
@@ -65,6 +69,7 @@ class LarkParts:
     agent: Agent
     dispatcher: Dispatcher | None  # None without a client: events are acknowledged only
     long_connection: LarkLongConnection | None = None  # lark.mode websocket only
+    ledger: CallLedger | None = None  # the month's Lark API calls (with Lark credentials)
 
 
 class App:
@@ -147,7 +152,9 @@ class App:
         s = self.settings
         core = await build_core(s, "lark")
         stack.push_async_callback(core.aclose)
-        client, bot_open_id = await self._lark_client(core)
+        owners = Owners(core.db, s.owner.open_ids)
+        await owners.init()
+        client, bot_open_id, ledger = await self._lark_client(core, owners, stack)
         if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
             log.warning(
                 "lark_events_unsigned",
@@ -161,8 +168,6 @@ class App:
         journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
         await journal.init()
         stack.push_async_callback(journal.close)
-        owners = Owners(core.db, s.owner.open_ids)
-        await owners.init()
         audit = AuditLog(core.db)
         await audit.init()
         stack.push_async_callback(audit.close)
@@ -173,8 +178,13 @@ class App:
         approvals: LarkApprovals | None = None
         consent: ConsentProvider = NobodyToAsk()
         if client is not None:  # the policy's Asks become Approve / Deny cards
+            store = ApprovalStore(
+                core.db, make_signal(core.db, s.storage.redis_url, APPROVAL_CHANNEL)
+            )
+            await store.init()
+            stack.push_async_callback(store.close)
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
-            approvals = consent = LarkApprovals(client, owners.check, timeout)
+            approvals = consent = LarkApprovals(client, store, owners.check, timeout)
         agent = core.agent(consent, "lark", audit=audit)
         dispatcher = None
         if client is not None:
@@ -182,12 +192,10 @@ class App:
                 agent=agent,
                 journal=journal,
                 owners=owners,
-                commands=Commands(
-                    owners,
-                    agent.reset,
-                    lambda sid: status_text(core.live.get(), core.provider, core.usage, sid),
+                commands=Commands(owners, agent.reset, self._status_with(core, ledger)),
+                view_factory=make_view_factory(
+                    client, s.lark, planner(ledger, self._budget) if ledger else None
                 ),
-                view_factory=make_view_factory(client, s.lark),
                 lark=lambda: self.settings.lark,
                 inputs=TurnInputs(client, directory, lambda: self.settings, core.http),
                 sessions=core.store,
@@ -224,10 +232,25 @@ class App:
             agent,
             dispatcher,
             ws,
+            ledger,
         )
 
-    async def _lark_client(self, core: Core) -> tuple[LarkClient | None, str]:
-        """The Lark client and the bot's own open_id (fetched once; "" when that fails)."""
+    def _budget(self) -> int:
+        return self.settings.lark.monthly_call_budget
+
+    def _status_with(self, core: Core, ledger: CallLedger | None) -> Status:
+        """/status: the model's lines, then the month's Lark API use."""
+
+        async def status(session_id: str) -> str:
+            text = await status_text(core.live.get(), core.provider, core.usage, session_id)
+            return text if ledger is None else f"{text}\n{status_line(ledger, self._budget())}"
+
+        return status
+
+    async def _lark_client(
+        self, core: Core, owners: Owners, stack: AsyncExitStack
+    ) -> tuple[LarkClient | None, str, CallLedger | None]:
+        """The Lark client, the bot's own open_id ("" when unknown) and the month's ledger."""
         lark = self.settings.lark
         if not lark.configured:
             log.warning(
@@ -235,12 +258,14 @@ class App:
                 hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
                 "events are verified and acknowledged, but the bot cannot reply",
             )
-            return None, ""
+            return None, "", None
         client = LarkClient.from_config(core.http, lark)
         core.runtime.services["lark_client"] = client
-        try:
+        ledger = await share_budget(client, core.db, self._budget, owners)
+        stack.push_async_callback(ledger.close)
+        try:  # from the shared cache when another replica or an earlier run fetched it
             info = await client.bot_info()
-            return client, str(info.get("open_id", ""))
+            return client, str(info.get("open_id", "")), ledger
         except Exception as err:  # mention detection needs it; DMs work without
             log.error(
                 "lark_bot_info_failed",
@@ -248,7 +273,7 @@ class App:
                 hint="check lark.app_id/app_secret and that the bot capability is enabled; "
                 "group @-mentions are not recognised until this works (restart to retry)",
             )
-            return client, ""
+            return client, "", ledger
 
     @staticmethod
     def _notify_with(client: LarkClient) -> Notify:
@@ -261,6 +286,7 @@ class App:
                 text_content(text),
                 uuid=reply_uuid(msg.message_id, "notice"),
                 reply_in_thread=bool(msg.thread_id),
+                chat_id=msg.chat_id,
             )
 
         return notify
