@@ -200,6 +200,8 @@ def _report(
     total = SEQUENTIAL + BURST
     print(f"events: {SEQUENTIAL} sequential + {BURST} at concurrency {CONCURRENCY}, loopback;")
     print("instant fake model + fake Lark in a child process; every larkbot event runs a full turn")
+    load = os.getloadavg()[0]
+    print(f"machine load average {load:.1f} on {os.cpu_count()} cores (targets assume an idle one)")
     print(f"{'':24}" + "".join(f"{name:>12}" for name in runs) + f"{'lark-oapi':>11}  ratio")
     for key, label in (
         ("p50_ms", "ack p50 (ms)"),
