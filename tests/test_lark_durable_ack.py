@@ -111,10 +111,12 @@ async def _kill_after_acks_then_restart(home: Path, storage_url: str) -> None:
     assert replies == Counter(ids)  # every claimed message, exactly once
 
 
+@pytest.mark.timeout(180)  # two cold starts of a real serve; slow on a loaded machine
 async def test_kill_9_after_200_loses_nothing_sqlite(home: Path) -> None:
     await _kill_after_acks_then_restart(home, f"sqlite:///{home}/larkbot.db")
 
 
 @pytest.mark.postgres
+@pytest.mark.timeout(180)  # two cold starts of a real serve; slow on a loaded machine
 async def test_kill_9_after_200_loses_nothing_postgres(home: Path, pg_url: str) -> None:
     await _kill_after_acks_then_restart(home, pg_url)
