@@ -70,9 +70,9 @@ class LarkParts:
 class App:
     """The serve process: `start()` builds the parts, `submit()` takes events, `stop()` closes."""
 
-    def __init__(self, settings: Settings, *, lease_seconds: float = 60.0) -> None:
+    def __init__(self, settings: Settings, *, lease_seconds: float | None = None) -> None:
         self.settings = settings
-        self.lease_seconds = lease_seconds
+        self.lease_seconds = lease_seconds or settings.lark.claim_lease_seconds
         self.ready = False
         self._parts: LarkParts | None = None
         self._stack: AsyncExitStack | None = None

@@ -57,6 +57,8 @@ class LarkConfig(Section):
     turn_timeout_seconds: float = Field(600.0, gt=0)
     approval_timeout_seconds: float = Field(300.0, gt=0)
     replay_window_seconds: int = Field(300, ge=1)
+    # a claimed message whose process died is taken over (by any replica) once this runs out
+    claim_lease_seconds: float = Field(60.0, ge=1)
     max_download_bytes: int = Field(30 * 1024 * 1024, gt=0)  # images/files users send
     topic_follow_up: bool = True  # in a topic the bot answered in, no new @ needed
 
