@@ -21,8 +21,10 @@ from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.audit import AuditLog
+from larkbot.lark.budget import CallLedger
+from larkbot.lark.budget_wiring import planner, share_budget, status_line
 from larkbot.lark.client import LarkClient
-from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands
+from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
 from larkbot.lark.dispatcher import Dispatcher, Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
 from larkbot.lark.journal import InboundJournal
@@ -65,6 +67,7 @@ class LarkParts:
     agent: Agent
     dispatcher: Dispatcher | None  # None without a client: events are acknowledged only
     long_connection: LarkLongConnection | None = None  # lark.mode websocket only
+    ledger: CallLedger | None = None  # the month's Lark API calls (with Lark credentials)
 
 
 class App:
@@ -147,7 +150,9 @@ class App:
         s = self.settings
         core = await build_core(s, "lark")
         stack.push_async_callback(core.aclose)
-        client, bot_open_id = await self._lark_client(core)
+        owners = Owners(core.db, s.owner.open_ids)
+        await owners.init()
+        client, bot_open_id, ledger = await self._lark_client(core, owners, stack)
         if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
             log.warning(
                 "lark_events_unsigned",
@@ -161,8 +166,6 @@ class App:
         journal = open_journal(core.db, s.storage.redis_url, self.lease_seconds)
         await journal.init()
         stack.push_async_callback(journal.close)
-        owners = Owners(core.db, s.owner.open_ids)
-        await owners.init()
         audit = AuditLog(core.db)
         await audit.init()
         stack.push_async_callback(audit.close)
@@ -182,12 +185,10 @@ class App:
                 agent=agent,
                 journal=journal,
                 owners=owners,
-                commands=Commands(
-                    owners,
-                    agent.reset,
-                    lambda sid: status_text(core.live.get(), core.provider, core.usage, sid),
+                commands=Commands(owners, agent.reset, self._status_with(core, ledger)),
+                view_factory=make_view_factory(
+                    client, s.lark, planner(ledger, self._budget) if ledger else None
                 ),
-                view_factory=make_view_factory(client, s.lark),
                 lark=lambda: self.settings.lark,
                 inputs=TurnInputs(client, directory, lambda: self.settings, core.http),
                 sessions=core.store,
@@ -224,10 +225,25 @@ class App:
             agent,
             dispatcher,
             ws,
+            ledger,
         )
 
-    async def _lark_client(self, core: Core) -> tuple[LarkClient | None, str]:
-        """The Lark client and the bot's own open_id (fetched once; "" when that fails)."""
+    def _budget(self) -> int:
+        return self.settings.lark.monthly_call_budget
+
+    def _status_with(self, core: Core, ledger: CallLedger | None) -> Status:
+        """/status: the model's lines, then the month's Lark API use."""
+
+        async def status(session_id: str) -> str:
+            text = await status_text(core.live.get(), core.provider, core.usage, session_id)
+            return text if ledger is None else f"{text}\n{status_line(ledger, self._budget())}"
+
+        return status
+
+    async def _lark_client(
+        self, core: Core, owners: Owners, stack: AsyncExitStack
+    ) -> tuple[LarkClient | None, str, CallLedger | None]:
+        """The Lark client, the bot's own open_id ("" when unknown) and the month's ledger."""
         lark = self.settings.lark
         if not lark.configured:
             log.warning(
@@ -235,12 +251,14 @@ class App:
                 hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
                 "events are verified and acknowledged, but the bot cannot reply",
             )
-            return None, ""
+            return None, "", None
         client = LarkClient.from_config(core.http, lark)
         core.runtime.services["lark_client"] = client
-        try:
+        ledger = await share_budget(client, core.db, self._budget, owners)
+        stack.push_async_callback(ledger.close)
+        try:  # from the shared cache when another replica or an earlier run fetched it
             info = await client.bot_info()
-            return client, str(info.get("open_id", ""))
+            return client, str(info.get("open_id", "")), ledger
         except Exception as err:  # mention detection needs it; DMs work without
             log.error(
                 "lark_bot_info_failed",
@@ -248,7 +266,7 @@ class App:
                 hint="check lark.app_id/app_secret and that the bot capability is enabled; "
                 "group @-mentions are not recognised until this works (restart to retry)",
             )
-            return client, ""
+            return client, "", ledger
 
     @staticmethod
     def _notify_with(client: LarkClient) -> Notify:
@@ -261,6 +279,7 @@ class App:
                 text_content(text),
                 uuid=reply_uuid(msg.message_id, "notice"),
                 reply_in_thread=bool(msg.thread_id),
+                chat_id=msg.chat_id,
             )
 
         return notify

@@ -61,6 +61,7 @@ class LarkConfig(Section):
     claim_lease_seconds: float = Field(60.0, ge=1)
     max_download_bytes: int = Field(30 * 1024 * 1024, gt=0)  # images/files users send
     topic_follow_up: bool = True  # in a topic the bot answered in, no new @ needed
+    monthly_call_budget: int = Field(10_000, ge=0)  # Lark API calls a month; 0 = unlimited
 
     @property
     def configured(self) -> bool:

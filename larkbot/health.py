@@ -9,6 +9,7 @@ then renders the registry.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -80,8 +81,15 @@ async def _storage(app: Any) -> str:
     return "reachable"
 
 
+TOKEN_RETRY_SECONDS = 60.0  # a probe polling /readyz must not turn into a token call per poll
+
+
 async def _token(app: Any) -> str:
-    await app.client.token()
+    transport = app.client.transport
+    failed = transport.token_error
+    if not transport.has_token() and failed and time.monotonic() - failed[0] < TOKEN_RETRY_SECONDS:
+        raise RuntimeError(f"{failed[1]} (retried at most once a minute)")
+    await app.client.token()  # held, else from the shared cache, else one fetch
     return "tenant token valid"
 
 
@@ -95,7 +103,7 @@ def _scheduler_role(app: Any) -> str:
 
 
 async def metrics_text(app: Any) -> tuple[bytes, str]:
-    """Refresh the journal backlog and queue depth gauges, then render every metric."""
+    """Refresh the journal backlog, queue depth and Lark budget gauges, then render them all."""
     if app.ready:  # the journal exists (a dispatcher only with Lark credentials)
         dispatcher = app.parts.dispatcher
         metrics.QUEUE_DEPTH.set(dispatcher.queued if dispatcher is not None else 0)
@@ -106,4 +114,8 @@ async def metrics_text(app: Any) -> tuple[bytes, str]:
             raise
         except Exception:
             pass  # the gauge keeps its last value; /readyz says what is wrong with storage
+        ledger = app.parts.ledger
+        if ledger is not None:  # the running total: no query per scrape
+            metrics.LARK_MONTH_CALLS.set(ledger.used())
+            metrics.LARK_MONTH_BUDGET.set(app.settings.lark.monthly_call_budget)
     return metrics.render()

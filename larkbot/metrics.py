@@ -53,6 +53,16 @@ LARK_API_CALLS = Counter(
     ["endpoint", "code"],
     registry=REGISTRY,
 )
+LARK_MONTH_CALLS = Gauge(
+    "larkbot_lark_api_calls_month",
+    "Lark API calls this quota month by every replica (the shared ledger's running total).",
+    registry=REGISTRY,
+)
+LARK_MONTH_BUDGET = Gauge(
+    "larkbot_lark_api_budget",
+    "lark.monthly_call_budget: Lark API calls allowed per month (0 = unlimited).",
+    registry=REGISTRY,
+)
 LLM_REQUESTS = Counter(
     "larkbot_llm_requests",
     "Chat Completions requests that finished, by model and outcome (ok, error).",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, Served, message_event, settings_for
 from tests.test_lark_service_guard import tool_names, tool_results
+from tests.test_tool_images import image_parts
 from tools.browser.engine import BrowserEngine, SnapshotOwner
 from tools.builtin.browser_page import BrowserPageTool
 
@@ -127,7 +129,9 @@ async def test_owner_screenshot_arrives_as_a_lark_image_message(
         fake_llm.reply_tools(("browser_page", {"action": "screenshot"}))
         fake_llm.reply_text("Here is the shop.")
         private = {"web_fetch": {"allow_private_networks": True}}  # the test site is on 127.0.0.1
-        settings = settings_for(home, fake_lark.domain, fake_llm.base_url, tools=private)
+        settings = settings_for(
+            home, fake_lark.domain, fake_llm.base_url, tools=private, llm={"vision": True}
+        )
         async with Served(settings) as s:
             before = len(fake_lark.sent)
             event = message_event("show me the shop", sender=OWNER, chat_id="oc_owner")
@@ -142,5 +146,10 @@ async def test_owner_screenshot_arrives_as_a_lark_image_message(
         (image,) = [m for m in fake_lark.sent if m["msg_type"] == "image"]
         assert image["body"] == {"image_key": upload.key}
         assert image["reply_to"] == event["event"]["message"]["message_id"]
+        # the model sees the screenshot too (llm.vision): the same PNG, as an image part
+        (seen,) = image_parts(fake_llm.requests[2])
+        assert seen.startswith("data:image/png;base64,")
+        assert base64.b64decode(seen.split(",", 1)[1]) == upload.content
+        assert image_parts(fake_llm.requests[1]) == []  # a navigate sends no image
     finally:
         await sites.close()

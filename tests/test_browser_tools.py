@@ -240,6 +240,23 @@ async def test_idle_sessions_are_closed_and_tabs_are_bounded(
     assert engine.existing("idle-and-bound") is None and engine.running  # others stay up
 
 
+async def test_the_background_reaper_closes_an_idle_session_then_chromium(tmp_path: Path) -> None:
+    config = parse_settings({"browser": {"idle_seconds": 0.5}}).browser
+    own = BrowserEngine(lambda: config, site_resolver, site_connector)  # its own reaper's pace
+    try:
+        b = Browser(runtime(tmp_path, own, True), own, "left-idle")
+        assert not (await b.call(b.session, action="start")).is_error
+        assert own.existing("left-idle") is not None and own.running
+        deadline = asyncio.get_running_loop().time() + 15
+        while own.existing("left-idle") is not None or own.running:
+            assert asyncio.get_running_loop().time() < deadline, "the idle session was kept"
+            await asyncio.sleep(0.05)
+        status = await b.call(b.session, action="status")
+        assert status.content.startswith("No browser is open in this chat")
+    finally:
+        await own.close()
+
+
 async def test_open_sessions_are_bounded_closing_the_least_recently_used(
     tmp_path: Path, engine: BrowserEngine
 ) -> None:

@@ -61,6 +61,7 @@ async def test_turn_answers_are_valid_cards_on_every_path(
 ) -> None:
     text, last_line = ANSWERS[answer]
     lark: dict[str, Any] = {"streaming": path != "streaming_off", "stream_updates_per_second": 10}
+    lark["monthly_call_budget"] = 0  # the live card at its configured rate
     delay = 1.3 if path == "streamed" else 0.0  # a streaming card opens after ~1 s
     fake_llm.add(Reply(text=text, text_chunk=2000, delay=delay))
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url, lark=lark)) as s:

@@ -69,7 +69,8 @@ async def test_steps_then_answer_then_final_state(fake_lark: FakeLark, client: L
     (card,) = fake_lark.cardkit.cards.values()
     assert card.elements[ELEMENT_ID] == "- ✗ **web_search** · lark cards · 0.4 s\n\nFound it."
     assert card.streaming_mode is False
-    assert card.settings_updates[-1]["config"]["summary"] == {"content": "Found it."}
+    assert card.ops[-1][0] == "update"  # new text and streaming off in one call
+    assert card.card["config"]["summary"] == {"content": "Found it."}
 
 
 async def test_long_answer_fills_the_card_and_continues_in_valid_cards(

@@ -54,7 +54,7 @@ async def test_two_one_second_tools_run_concurrently(fake_llm: FakeLLM, tmp_path
     events = await collect(rig.agent, "sleep twice", ctx())
     elapsed = time.perf_counter() - started
     await rig.close()
-    assert elapsed < 1.5
+    assert elapsed < 1.9  # one after the other takes at least 2 s
     assert [e.content for e in finished(events)] == ["slept 1", "slept 1"]
     assert final(events).text == "both done"
     tool_msgs = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]

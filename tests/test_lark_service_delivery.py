@@ -72,7 +72,7 @@ async def test_slow_model_does_not_slow_the_webhook(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         started = time.perf_counter()
         assert (await s.post_event(message_event("take your time")))[0] == 200
-        assert time.perf_counter() - started < 1.0
+        assert time.perf_counter() - started < 3.0  # the model takes 5 s
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1, timeout=10)
 
 

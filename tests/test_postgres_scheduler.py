@@ -83,7 +83,7 @@ async def test_two_replicas_starting_together_fire_each_run_once(make_service: F
     await follower.create("once", "hello", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
     await follower.set_next_run_time("once", now())
     await notes[lead_i].next()
-    await leader.wait_completed(1)
+    assert await leader.idle(10)
     assert (agents[lead_i].runs_of("once"), agents[follow_i].runs_of("once")) == (1, 0)
 
     await leader.stop()  # releases the lease: the follower takes over at its next tick

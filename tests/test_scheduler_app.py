@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -58,7 +59,7 @@ async def test_serve_app_runs_the_scheduler_and_posts_to_lark(
         assert svc.running and svc.is_leader
         await svc.create("hi", "say hi", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
         fake_llm.reply_text("hi from the schedule")
-        await svc.set_next_run_time("hi", datetime.now(UTC))
+        await svc.run_now("hi")
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
         assert "hi from the schedule" in fake_lark.sent[0]["content"]
         assert fake_lark.sent[0]["receive_id"] == "oc_chat"
@@ -119,6 +120,14 @@ def test_jobs_cli_list_show_remove(home: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "session:   schedule:morning" in out and "oc_chat" in out
     assert jobs("show", "nope") == 1
+    shanghai = ZoneInfo("Asia/Shanghai")
+    before = datetime.now(shanghai).strftime("%Y-%m-%d %H:%M")
+    assert jobs("run", "morning") == 0  # due now: the leader (none here) fires it at its poll
+    assert "morning is due now" in capsys.readouterr().out
+    assert jobs("show", "morning") == 0
+    next_run = capsys.readouterr().out.split("next run:")[1].split("\n")[0].strip()
+    assert next_run[:16] in (before, datetime.now(shanghai).strftime("%Y-%m-%d %H:%M"))
+    assert jobs("run", "nope") == 1 and jobs("run") == 2
     assert jobs("remove") == 2
     assert jobs("remove", "morning") == 0
     assert jobs("list") == 0

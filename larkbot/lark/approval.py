@@ -99,6 +99,7 @@ class LarkApprovals:
                 card,
                 uuid=reply_uuid(ctx.message_id, f"approval:{approval.approval_id}"),
                 reply_in_thread=bool(ctx.thread_id),
+                chat_id=ctx.chat_id,
             )
         except asyncio.CancelledError:
             self._give_up(approval)

@@ -54,7 +54,10 @@ class AttachmentError(LarkBotError):
 
 @dataclass(frozen=True)
 class ReplyTarget:
-    """Where a turn's messages go: a reply to `message_id` (in its topic), else new in `chat_id`."""
+    """Where a turn's messages go: a reply to `message_id` (in its topic), else new in `chat_id`.
+
+    With both, the reply is paced in `chat_id`'s lane (in order with the chat's other sends).
+    """
 
     message_id: str = ""
     in_thread: bool = False
@@ -115,7 +118,12 @@ async def post(
     """Reply to the target message (in its thread), or send to the target chat."""
     if target.message_id:
         return await client.reply(
-            target.message_id, msg_type, content, uuid=uuid, reply_in_thread=target.in_thread
+            target.message_id,
+            msg_type,
+            content,
+            uuid=uuid,
+            reply_in_thread=target.in_thread,
+            chat_id=target.chat_id,
         )
     return await client.send(target.chat_id, msg_type, content, uuid=uuid)
 

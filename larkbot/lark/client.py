@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 from uuid import uuid4
@@ -14,6 +16,7 @@ from cards.lark_check import checked, is_card_json
 from larkbot.config import LarkConfig
 from larkbot.errors import LarkAPIError
 from larkbot.lark.binary import TRANSPORT_ERROR, Download
+from larkbot.lark.shared_cache import SharedCache, app_key
 from larkbot.lark.transport import LarkTransport, RetryPolicy
 
 MESSAGES = "/open-apis/im/v1/messages"
@@ -23,6 +26,7 @@ IMAGES = "/open-apis/im/v1/images"
 FILES = "/open-apis/im/v1/files"
 USERS = "/open-apis/contact/v3/users"
 UUID_MAX = 50
+BOT_INFO_SECONDS = 24 * 3600.0  # the bot's open_id and name, reused by replicas and restarts
 
 
 def to_content(content: str | dict[str, Any]) -> str:
@@ -76,6 +80,12 @@ class LarkClient:
         retry: RetryPolicy | None = None,
     ) -> None:
         self.transport = LarkTransport(http, domain, app_id, app_secret, retry=retry)
+        self._bot_key = app_key("bot_info", domain, app_id, app_secret)
+
+    def share(self, cache: SharedCache, on_call: Callable[[str], None] | None = None) -> None:
+        """Keep the token and bot info in `cache` (the database); report each call to `on_call`."""
+        self.transport.cache = cache
+        self.transport.on_call = on_call
 
     @classmethod
     def from_config(
@@ -104,8 +114,9 @@ class LarkClient:
             "content": to_content(content),
             "uuid": idempotency_key(uuid),
         }
+        params = {"receive_id_type": receive_id_type}
         resp = await self.transport.request(
-            "POST", MESSAGES, params={"receive_id_type": receive_id_type}, json=body
+            "POST", MESSAGES, params=params, json=body, chat=receive_id
         )
         return _required(_data(resp), "message_id", "send")
 
@@ -116,8 +127,13 @@ class LarkClient:
         content: str | dict[str, Any],
         uuid: str | None = None,
         reply_in_thread: bool = False,
+        chat_id: str = "",
     ) -> str:
-        """Reply to a message (in its thread when asked or when it is in one); returns the id."""
+        """Reply to a message (in its thread when asked or when it is in one); returns the id.
+
+        `chat_id` (the message's chat) paces the reply with the chat's other messages; without
+        it the reply is paced as a chat of its own.
+        """
         body: dict[str, Any] = {
             "msg_type": msg_type,
             "content": to_content(content),
@@ -126,14 +142,17 @@ class LarkClient:
         if reply_in_thread:
             body["reply_in_thread"] = True
         resp = await self.transport.request(
-            "POST", f"{MESSAGES}/{_seg(message_id)}/reply", json=body
+            "POST", f"{MESSAGES}/{_seg(message_id)}/reply", json=body, chat=chat_id or message_id
         )
         return _required(_data(resp), "message_id", "reply")
 
     async def patch(self, message_id: str, card: dict[str, Any] | str) -> None:
         """Replace the card of an interactive message the bot sent (5 QPS per message)."""
-        await self.transport.request(
-            "PATCH", f"{MESSAGES}/{_seg(message_id)}", json={"content": to_content(card)}
+        await self.transport.request(  # paced as its own lane: Lark allows 5 QPS per message
+            "PATCH",
+            f"{MESSAGES}/{_seg(message_id)}",
+            json={"content": to_content(card)},
+            chat=f"patch:{message_id}",
         )
 
     async def get_message_items(self, message_id: str) -> list[dict[str, Any]]:
@@ -193,11 +212,22 @@ class LarkClient:
         return user if isinstance(user, dict) else {}
 
     async def bot_info(self) -> dict[str, Any]:
-        """GET /bot/v3/info → the `bot` object (open_id, app_name, activate_status, …)."""
+        """GET /bot/v3/info → the `bot` object (open_id, app_name, activate_status, …).
+
+        With a shared cache (`share`) the answer is reused for a day by every replica.
+        """
+        cache = self.transport.cache
+        hit = await cache.get(self._bot_key) if cache is not None else None
+        if hit is not None:
+            cached = json.loads(hit[0])
+            if isinstance(cached, dict) and cached.get("open_id"):
+                return cached
         resp = await self.transport.request("GET", BOT_INFO)
         bot = resp.get("bot")
         if not isinstance(bot, dict) or not bot.get("open_id"):
             raise LarkAPIError(TRANSPORT_ERROR, "bot info response without bot.open_id")
+        if cache is not None:
+            await cache.put(self._bot_key, json.dumps(bot), time.time() + BOT_INFO_SECONDS)
         return bot
 
     async def create_card(self, card: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ Commands:
 /whoami: show your open_id and whether you own this bot
 /help: this message
 /claim <code>: become the owner with the pairing code from the server log (DM only, once)
-/status: the model, its fallbacks and token usage (owners only)"""
+/status: the model, its fallbacks, token usage and the month's Lark API calls (owners only)"""
 
 HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 我能看图片、读文件（PDF、Word、Excel、PowerPoint、文本），也能理解引用和合并转发的消息。
@@ -30,7 +30,7 @@ HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 /whoami：查看你的 open_id，以及你是否是机器人的主人
 /帮助（/help）：显示本说明
 /claim <配对码>：用服务日志中的配对码成为主人（仅限私聊，一次）
-/状态（/status）：模型、备用模型和 token 用量（仅限主人）"""
+/状态（/status）：模型、备用模型、token 用量和本月飞书 API 调用量（仅限主人）"""
 
 COMMANDS = frozenset({"/new", "/stop", "/whoami", "/help", "/claim", "/status"})
 ALIASES = {"/新对话": "/new", "/停止": "/stop", "/帮助": "/help", "/状态": "/status"}
@@ -48,6 +48,8 @@ def parse_command(text: str) -> tuple[str, str] | None:
     return (name, rest.strip()) if name in COMMANDS else None
 
 
+Status = Callable[[str], Awaitable[str]]  # session_id -> the /status reply
+
 UNSIGNED_REFUSAL = (
     "This bot has no encrypt key, so it cannot verify that messages really come from Lark; "
     "it does nothing on anyone's behalf until lark.encrypt_key is set."
@@ -61,7 +63,7 @@ class Commands:
         self,
         owners: Owners,
         reset: Callable[[str], Awaitable[None]],
-        status: Callable[[str], Awaitable[str]] | None = None,
+        status: Status | None = None,
     ) -> None:
         self.owners = owners
         self.reset = reset  # Agent.reset: history, consent grants, activated tools

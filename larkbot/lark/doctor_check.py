@@ -1,4 +1,4 @@
-"""`larkbot doctor`'s Lark line: credentials (tenant token) and the bot's identity."""
+"""`larkbot doctor`'s Lark lines: credentials, the bot's identity, the month's API calls."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import httpx
 from larkbot.config import Settings
 from larkbot.doctor import CheckResult
 from larkbot.errors import LarkAPIError
+from larkbot.lark.budget import CallLedger, describe
 from larkbot.lark.client import LarkClient
+from larkbot.lark.spending import plan_for
 from larkbot.lark.transport import RetryPolicy
+from larkbot.storage.db import Database
 
 
 def _fix(err: LarkAPIError, domain: str) -> str:
@@ -45,3 +48,33 @@ async def check_lark(settings: Settings, http: httpx.AsyncClient) -> CheckResult
         )
     name, open_id = bot.get("app_name", "?"), bot.get("open_id", "?")
     return CheckResult("lark", True, f"token ok; bot {name!r} ({open_id}) at {lark.domain}")
+
+
+async def check_lark_budget(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
+    """This month's Lark API calls (every replica's, from the database) against the budget."""
+    budget = settings.lark.monthly_call_budget
+    db = Database(settings.storage.url)
+    try:
+        ledger = CallLedger(db, lambda: budget)
+        await ledger.init()
+        by_endpoint = await ledger.by_endpoint()
+    finally:
+        await db.close()
+    used = sum(by_endpoint.values())
+    top = ", ".join(f"{endpoint_label(e)} {n:,}" for e, n in list(by_endpoint.items())[:3])
+    detail = describe(used, budget) + (f"; most: {top}" if top else "")
+    plan = plan_for(used, budget)
+    if plan.mode != "stream":
+        how = "one final card per answer" if plan.mode == "card" else "plain replies only"
+        return CheckResult(
+            "lark_budget",
+            plan.mode == "card",
+            f"{detail}; answers are now {how}",
+            "raise lark.monthly_call_budget if your Lark/Feishu plan allows more (0 = unlimited)",
+        )
+    return CheckResult("lark_budget", True, detail)
+
+
+def endpoint_label(template: str) -> str:
+    """`/open-apis/im/v1/messages/:id/reply` → `im/v1/messages/:id/reply`."""
+    return template.removeprefix("/open-apis/")

@@ -1,16 +1,21 @@
 """StreamingCardView: a turn longer than ~1 s shows one live card (steps, then the answer).
 
 CardKit first (create a streaming entity, reply with it by card_id, PUT the element's full text
-with a rising sequence, then streaming_mode off); when CardKit refuses, an ordinary card updated
-by PATCH. Updates are throttled (`lark.stream_updates_per_second`). Whatever fails — the card,
-an update, the final state — the answer still goes out as a plain reply (PlainReplyView), so
-it is never lost; a card left behind is closed with a pointer to that reply when possible.
+with a rising sequence, then one full update of the card with the final text and streaming
+off); when CardKit refuses, an ordinary card updated by PATCH. Updates are throttled: one per
+`interval` (the spending plan's, `larkbot/lark/spending.py`, else
+`lark.stream_updates_per_second`), the first one interval after the card opened. So a ~10 s
+answer with a 5 s interval costs 4 calls: create, reply, one update, the final update.
+Whatever fails — the card, an update, the final state — the answer still goes out as a plain
+reply (PlainReplyView), so it is never lost; a card left behind is closed with a pointer to
+that reply when possible.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from cards import lark_cards_of
@@ -20,9 +25,11 @@ from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, AttachmentReady, FinalAnswer, ThinkingDelta
 from larkbot.lark.client import LarkClient
+from larkbot.lark.final_card import FinalCardView
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.progress import Progress
 from larkbot.lark.render import reply_uuid
+from larkbot.lark.spending import Plan
 from larkbot.lark.turns import PlainReplyView, TurnView, ViewFactory
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
@@ -52,11 +59,12 @@ class StreamingCardView:
         lark: LarkConfig,
         *,
         delay: float = STREAM_AFTER_SECONDS,
+        interval: float = 0.0,
     ) -> None:
         self.client = client
         self.message = message
         self.plain = PlainReplyView(client, message)
-        self.interval = 1.0 / lark.stream_updates_per_second
+        self.interval = max(interval, 1.0 / lark.stream_updates_per_second)
         self.lifetime = lark.turn_timeout_seconds + 60.0
         self.progress = Progress()
         self.card_id = ""  # CardKit entity, when that path works
@@ -133,18 +141,24 @@ class StreamingCardView:
         try:
             await self._open()
             async with asyncio.timeout(self.lifetime):  # bounded even if never finished
+                await self._pause()  # the card just showed the latest state
                 while not self._done.is_set() and not self.broken:
                     await self._wait_change()
                     if self._done.is_set():
                         break
                     self._changed.clear()
                     await self._push()
-                    await asyncio.sleep(self.interval)  # throttle: the platform's quota
+                    await self._pause()  # throttle: the platform's quota
         except asyncio.CancelledError:
             raise
         except Exception:
             log.warning("lark_stream_failed", message_id=self.message.message_id, exc_info=True)
             self.broken = True
+
+    async def _pause(self) -> None:
+        """Wait one interval, or less when the turn finishes meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._done.wait(), self.interval)
 
     async def _wait_change(self) -> None:
         changed = asyncio.ensure_future(self._changed.wait())
@@ -184,13 +198,20 @@ class StreamingCardView:
         self.pushed = content
 
     async def _final(self, content: str, answer: str) -> None:
-        """The card's last state: full text, streaming mode off (CardKit) or a final PATCH."""
+        """The card's last state in one call: the final card (CardKit) or a final PATCH.
+
+        New text: one full update whose card has streaming off (rather than a content update
+        plus a settings call); text already shown: only the settings that end streaming.
+        """
         if self.card_id:
             if content != self.pushed:
-                await self.client.stream_text(self.card_id, ELEMENT_ID, content, self._next())
-            await self.client.update_card_settings(
-                self.card_id, final_settings(answer), self._next()
-            )
+                await self.client.update_card(
+                    self.card_id, plain_card(content, answer), self._next()
+                )
+            else:
+                await self.client.update_card_settings(
+                    self.card_id, final_settings(answer), self._next()
+                )
         else:
             await self.client.patch(self.message_id, plain_card(content, answer))
         self.pushed = content
@@ -223,6 +244,7 @@ class StreamingCardView:
             content,
             uuid=reply_uuid(self.message.message_id, part),
             reply_in_thread=bool(self.message.thread_id),
+            chat_id=self.message.chat_id,
         )
 
     def _next(self) -> int:
@@ -230,12 +252,21 @@ class StreamingCardView:
         return self._sequence
 
 
-def make_view_factory(client: LarkClient, lark: LarkConfig) -> ViewFactory:
-    """Streaming cards when `lark.streaming` is on, else plain replies (App's view factory)."""
+def make_view_factory(
+    client: LarkClient, lark: LarkConfig, plan: Callable[[], Plan] | None = None
+) -> ViewFactory:
+    """The App's view factory: what the spending `plan` allows, within `lark.streaming`.
+
+    "stream": a live card (at the plan's interval); "card": the final answer as one card;
+    "plain": plain replies. Without a plan (no budget known): live cards at the configured rate.
+    """
 
     def factory(msg: InboundMessage, ctx: RequestContext) -> TurnView:
-        if not lark.streaming:
+        now = plan() if plan is not None else Plan("stream")
+        if not lark.streaming or now.mode == "plain":
             return PlainReplyView(client, msg)
-        return StreamingCardView(client, msg, lark)
+        if now.mode == "card":
+            return FinalCardView(client, msg)
+        return StreamingCardView(client, msg, lark, interval=now.interval)
 
     return factory

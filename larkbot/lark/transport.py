@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,8 @@ from larkbot.lark.binary import (
     is_json,
     read_capped,
 )
+from larkbot.lark.pacing import Pacer
+from larkbot.lark.shared_cache import SharedCache, app_key
 from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.transport")
@@ -56,7 +59,11 @@ class RetryPolicy:
 
 
 class LarkTransport:
-    """One shared httpx client + an async, single-flight tenant_access_token cache."""
+    """One shared httpx client, a single-flight tenant token cache, pacing and call counting.
+
+    With `cache` (the shared database) the token outlives restarts and is shared by replicas;
+    `on_call` hears of every HTTP attempt (the month's ledger); `pacer` orders and paces sends.
+    """
 
     def __init__(
         self,
@@ -77,6 +84,31 @@ class LarkTransport:
         self._expires_at = 0.0
         self._lock = asyncio.Lock()
         self._timeout = httpx.Timeout(self.retry.timeout, connect=self.retry.connect_timeout)
+        self.pacer = Pacer()
+        self.cache: SharedCache | None = None
+        self.on_call: Callable[[str], None] | None = None
+        self.cache_key = app_key("tenant_token", domain, app_id, app_secret)
+        self._rejected = ""  # a token Lark refused: never taken from the shared cache again
+        self.token_error: tuple[float, str] | None = None  # (when, why) the last fetch failed
+
+    def has_token(self) -> bool:
+        """True while a fetched token is held and fresh (no call needed to use it)."""
+        return bool(self._token) and time.monotonic() < self._expires_at
+
+    def _keep(self, token: str, seconds_left: float) -> None:
+        self._token = token
+        self._expires_at = time.monotonic() + max(seconds_left - self._margin, seconds_left / 2)
+
+    async def _shared_token(self) -> str:
+        """A token another replica (or an earlier run) fetched, with enough life left."""
+        hit = await self.cache.get(self.cache_key) if self.cache is not None else None
+        if hit is None or hit[0] == self._rejected:
+            return ""
+        left = hit[1] - time.time()
+        if left <= 2 * self._margin:
+            return ""  # about to be replaced anyway: fetch a fresh one
+        self._keep(hit[0], left)
+        return hit[0]
 
     async def token(self) -> str:
         """A valid tenant token, fetched at most once at a time however many callers wait."""
@@ -86,9 +118,18 @@ class LarkTransport:
             # Whoever held the lock before us may have just refreshed it.
             if self._token and time.monotonic() < self._expires_at:
                 return self._token
-            body = await self._call(
-                "POST", TOKEN_PATH, json={"app_id": self._app_id, "app_secret": self._app_secret}
-            )
+            shared = await self._shared_token()
+            if shared:
+                return shared
+            try:
+                body = await self._call(
+                    "POST",
+                    TOKEN_PATH,
+                    json={"app_id": self._app_id, "app_secret": self._app_secret},
+                )
+            except LarkAPIError as err:
+                self.token_error = (time.monotonic(), str(err))
+                raise
             token = body.get("tenant_access_token")
             if not isinstance(token, str) or not token:
                 raise LarkAPIError(TRANSPORT_ERROR, "token response without tenant_access_token")
@@ -96,15 +137,21 @@ class LarkTransport:
                 expire = float(body.get("expire") or 0)
             except (TypeError, ValueError):
                 expire = 0.0  # unusable expiry: use the token for this call only
-            self._token = token
-            self._expires_at = time.monotonic() + max(expire - self._margin, expire / 2)
+            self._keep(token, expire)
+            if self.cache is not None and expire > 0:
+                await self.cache.put(self.cache_key, token, time.time() + expire)
             log.info("lark_token_refreshed", expires_in=expire)
             return token
 
     def invalidate(self, token: str) -> None:
         """Forget `token` (if it is still the cached one) so the next call fetches a new one."""
+        self._rejected = token
         if self._token == token:
             self._token, self._expires_at = "", 0.0
+
+    def _count(self, path: str) -> None:
+        if self.on_call is not None:
+            self.on_call(path)
 
     async def request(
         self,
@@ -115,15 +162,19 @@ class LarkTransport:
         json: dict[str, Any] | None = None,
         data: dict[str, str] | None = None,
         files: dict[str, tuple[str, bytes, str]] | None = None,
+        chat: str | None = None,
     ) -> dict[str, Any]:
         """An authenticated call; returns the decoded body (code 0) or raises LarkAPIError.
 
         `data` + `files` send a multipart form (uploads): `files` maps a field to
-        (file name, bytes, content type).
+        (file name, bytes, content type). `chat` (a message to that chat or user): the call
+        waits its turn in the chat's lane and goes out at the chat's pace (`Pacer`).
         """
-        return await self._call(
-            method, path, params=params, json=json, data=data, files=files, auth=True
-        )
+        kwargs: dict[str, Any] = {"params": params, "json": json, "data": data, "files": files}
+        if chat is None:
+            return await self._call(method, path, **kwargs, auth=True)
+        async with self.pacer.lane(chat):
+            return await self._call(method, path, **kwargs, auth=True, chat=chat)
 
     async def download(
         self, path: str, *, params: dict[str, str] | None = None, max_bytes: int
@@ -136,6 +187,8 @@ class LarkTransport:
         for _ in range(2):  # one forced token refresh, as for JSON calls
             token = await self.token()
             headers = {"Authorization": f"Bearer {token}"}
+            await self.pacer.attempt("")
+            self._count(path)
             try:
                 async with self._http.stream(
                     "GET",
@@ -174,12 +227,15 @@ class LarkTransport:
         data: dict[str, str] | None = None,
         files: dict[str, tuple[str, bytes, str]] | None = None,
         auth: bool = False,
+        chat: str | None = None,
     ) -> dict[str, Any]:
         retoken = auth  # one forced token refresh per call
         last: LarkAPIError | None = None
         for attempt in range(self.retry.attempts):
             token = await self.token() if auth else ""
             headers = {"Authorization": f"Bearer {token}"} if auth else {}
+            await self.pacer.attempt(chat or "")
+            self._count(path)
             try:
                 resp = await self._http.request(
                     method,

@@ -48,7 +48,7 @@ def lark_cards(ui: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def reply_target(message: InboundMessage) -> ReplyTarget:
     """Replies to the user's message, inside its topic when it is in one."""
-    return ReplyTarget(message.message_id, in_thread=bool(message.thread_id))
+    return ReplyTarget(message.message_id, bool(message.thread_id), message.chat_id)
 
 
 class PlainReplyView:
@@ -74,6 +74,7 @@ class PlainReplyView:
             content,
             uuid=reply_uuid(self.message.message_id, part),
             reply_in_thread=bool(self.message.thread_id),
+            chat_id=self.message.chat_id,
         )
         self.sent.append(message_id)
 

@@ -1,4 +1,6 @@
-"""`larkbot jobs list | show <id> | remove <id>`: operate on the job store without `serve`."""
+"""`larkbot jobs list | show <id> | run <id> | remove <id>`: operate on the job store without
+`serve`. `run` makes a job due now; the replica holding the scheduler lease fires it (once) at
+its next poll, within `poll_seconds` (5 s)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import sys
 from larkbot.config import Settings
 from larkbot.logs import configure_logging
 from larkbot.scheduler.service import ScheduleService
+from larkbot.scheduler.triggers import ScheduleError
 from larkbot.storage.db import Database
 
 
 def run_jobs(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot jobs`; returns the exit code."""
-    if args.action in ("show", "remove") and not args.job_id:
+    if args.action in ("show", "run", "remove") and not args.job_id:
         print(
             f"larkbot jobs {args.action}: give a job id (see `larkbot jobs list`)", file=sys.stderr
         )
@@ -51,6 +54,14 @@ async def _act(service: ScheduleService, action: str, job_id: str) -> int:
             print(f"No scheduled task {job_id!r}.", file=sys.stderr)
             return 1
         print(info.details(service.tz))
+        return 0
+    if action == "run":
+        try:
+            await service.run_now(job_id)
+        except ScheduleError:
+            print(f"No scheduled task {job_id!r}.", file=sys.stderr)
+            return 1
+        print(f"{job_id} is due now: the serving replica runs it within seconds.")
         return 0
     if await service.remove(job_id):
         print(f"Removed {job_id}.")

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from apscheduler.executors.asyncio import AsyncIOExecutor
 
 from larkbot.logs import get_logger
+from larkbot.scheduler.offloop import BatchedLauncher
 
 
 class ScheduleService(Protocol):
@@ -58,14 +59,24 @@ class FiringExecutor(AsyncIOExecutor):
 
     The job task copies the context current at `create_task`, so setting the ContextVar around
     submission hands the (coalesced) scheduled time to the runner, which derives the Lark
-    message uuid from it: a retried send of the same run cannot post twice.
+    message uuid from it: a retried send of the same run cannot post twice. Submissions come
+    from the wakeup pass's worker thread (`offloop.py`); the launcher starts them on the loop.
     """
 
     def __init__(self, service_id: str) -> None:
         super().__init__()
         self._service_id = service_id
+        self.launcher = BatchedLauncher(self._start_run)
+
+    def start(self, scheduler: Any, alias: str) -> None:
+        """Start as AsyncIOExecutor, on the scheduler's loop."""
+        super().start(scheduler, alias)
+        self.launcher.bind(self._eventloop)
 
     def _do_submit_job(self, job: Any, run_times: list[datetime]) -> None:
+        self.launcher.submit(job, run_times)
+
+    def _start_run(self, job: Any, run_times: list[datetime]) -> None:
         token = _firing.set(Firing(self._service_id, run_times[-1]))
         try:
             super()._do_submit_job(job, run_times)

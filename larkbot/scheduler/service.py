@@ -11,14 +11,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from apscheduler.events import (
-    EVENT_JOB_ERROR,
-    EVENT_JOB_EXECUTED,
     EVENT_JOB_MISSED,
     EVENT_SCHEDULER_SHUTDOWN,
     JobExecutionEvent,
 )
 from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
 
 from larkbot.agent import Agent
@@ -28,6 +25,7 @@ from larkbot.scheduler import runner
 from larkbot.scheduler.delivery import AgentRunner, Notifier, as_runner
 from larkbot.scheduler.execute import run_job, tell_missed
 from larkbot.scheduler.leadership import Leadership
+from larkbot.scheduler.offloop import OffLoopScheduler
 from larkbot.scheduler.store import JobInfo, make_jobstore
 from larkbot.scheduler.triggers import ScheduleError, cron_trigger, interval_trigger, zone
 from larkbot.storage.db import Database
@@ -42,10 +40,10 @@ class ScheduleService:
     role="auto" competes for the leader lease and runs due jobs only while leading; role="writer"
     (e.g. `larkbot chat`) only writes jobs, which the leader picks up at its next poll.
 
-    The job store is synchronous. Our create/list/get/remove run it in a thread; APScheduler's own
-    wakeup runs on the loop thread. Measured on SQLite (bench/bench_scheduler.py): an idle wakeup
-    holds the loop < 1 ms (the leader polls every `poll_seconds`), each job due in the same
-    wakeup ~0.5-1.3 ms (one committed UPDATE) — fine for a personal bot's tens of jobs.
+    The job store is synchronous, so every use of it runs in a thread: our create/list/get/remove
+    through `asyncio.to_thread`, APScheduler's wakeup pass in `OffLoopScheduler`'s worker, and the
+    due runs start on the loop in batches (`offloop.py`). bench/bench_scheduler.py measures the
+    loop's lag while 1,000 jobs fall due in one wakeup.
     """
 
     def __init__(
@@ -70,9 +68,10 @@ class ScheduleService:
         self.owner_check: Callable[[str], Awaitable[bool]] | None = None
         self.role = role
         self._db = db
-        self._scheduler = AsyncIOScheduler(
+        self._executor = runner.FiringExecutor(self.id)
+        self._scheduler = OffLoopScheduler(
             jobstores={"default": make_jobstore(self._settings.storage.url)},
-            executors={"default": runner.FiringExecutor(self.id)},
+            executors={"default": self._executor},
             job_defaults={
                 "coalesce": True,
                 "max_instances": 1,
@@ -86,8 +85,6 @@ class ScheduleService:
         self._down = asyncio.Event()
         self._started = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.completed = 0  # runs finished here (executor bookkeeping included)
-        self._progress = asyncio.Event()
 
     @property
     def settings(self) -> Settings:
@@ -125,7 +122,6 @@ class ScheduleService:
         """Open the job store (paused) and, for role="auto", start competing for leadership."""
         self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
         self._scheduler.add_listener(lambda _: self._down.set(), EVENT_SCHEDULER_SHUTDOWN)
-        self._scheduler.add_listener(self._on_done, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)
         self._loop = asyncio.get_running_loop()
         self._scheduler.start(paused=True)
         runner.register(self.id, self)
@@ -142,6 +138,7 @@ class ScheduleService:
         await self._leadership.stop(before_release=lambda: self._drain(drain_seconds))
         for task in list(self._tasks):
             task.cancel()
+        await self._scheduler.settle()  # a wakeup pass in flight still uses the store
         self._scheduler.shutdown(wait=False)
         try:
             async with asyncio.timeout(5):
@@ -153,8 +150,23 @@ class ScheduleService:
     async def _drain(self, seconds: float) -> None:
         if self.is_leader:
             self._scheduler.pause()
-        if self._runs:
-            await asyncio.wait(set(self._runs), timeout=seconds)
+        await self.idle(seconds)
+
+    async def idle(self, timeout: float = 30.0) -> bool:
+        """Wait (bounded) until no run is starting or running here; False when time ran out.
+
+        A run counts until the executor has freed its `max_instances` slot (its done callback
+        is registered before ours), so the job can fire again as soon as this returns.
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                await self._scheduler.settle()
+                await self._executor.launcher.launched()
+                while self._runs:
+                    await asyncio.wait(set(self._runs))
+        except TimeoutError:
+            return False
+        return True
 
     # Leadership callbacks (called by Leadership on the loop).
     def lead(self) -> None:
@@ -241,12 +253,18 @@ class ScheduleService:
         return True
 
     async def set_next_run_time(self, job_id: str, when: datetime) -> None:
-        """Move a job's next run (APScheduler's own `modify_job`); `now` makes it due at once."""
+        """Move a job's next run (APScheduler's own `modify_job`); a past time makes it due."""
         self._require_running()
         try:
             await asyncio.to_thread(self._scheduler.modify_job, job_id, next_run_time=when)
         except JobLookupError:
             raise ScheduleError(f"no job with id {job_id!r}") from None
+
+    async def run_now(self, job_id: str) -> None:
+        """Make a job due now (`larkbot jobs run`): the leader fires it at its next poll, once;
+        its schedule then continues from this run (an interval job's next run is one interval on).
+        """
+        await self.set_next_run_time(job_id, datetime.now(self.tz))
 
     # Runs.
     async def execute(self, **job: Any) -> None:
@@ -259,18 +277,6 @@ class ScheduleService:
         finally:
             if task is not None:
                 self._runs.discard(task)
-
-    async def wait_completed(self, count: int, timeout: float = 10.0) -> None:
-        """Wait (bounded) until `count` runs have fully finished here, max_instances slot freed."""
-        async with asyncio.timeout(timeout):
-            while self.completed < count:
-                self._progress.clear()
-                await self._progress.wait()
-
-    def _on_done(self, event: JobExecutionEvent) -> None:
-        # Dispatched by the executor after it released the job's max_instances slot.
-        self.completed += 1
-        self._progress.set()
 
     def _on_missed(self, event: JobExecutionEvent) -> None:
         self._spawn(lambda: tell_missed(self, event.job_id, event.scheduled_run_time))

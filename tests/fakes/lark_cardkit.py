@@ -17,10 +17,11 @@ from typing import Any
 class ApiError(Exception):
     """A call the real platform would refuse: (code, msg) for the JSON body."""
 
-    def __init__(self, code: int, msg: str) -> None:
+    def __init__(self, code: int, msg: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(msg)
         self.code = code
         self.msg = msg
+        self.headers = headers or {}
 
 
 @dataclass

@@ -140,11 +140,14 @@ def add_routes(app: web.Application, fake: FakeLark) -> None:
         if not isinstance(receive_id, str) or not receive_id:
             raise ApiError(230034, "receive_id is invalid")
         chat_id = receive_id if kind == "chat_id" else ""
+        fake.check_chat_rate(receive_id)
         where = {"chat_id": chat_id, "receive_id": receive_id, "receive_id_type": kind}
         return ok(_create(fake, body, **where))
 
     async def reply(request: web.Request) -> web.Response:
         body = _body(request)
+        parent = request.match_info["id"]
+        fake.check_chat_rate(fake.messages.get(parent, {}).get("chat_id") or parent)
         where = {
             "reply_to": request.match_info["id"],
             "reply_in_thread": body.get("reply_in_thread"),

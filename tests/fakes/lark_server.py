@@ -27,6 +27,12 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
 - GET   /open-apis/contact/v3/users/{user_id}  seed `fake.users`; `contact_scope = False`
   answers 99991672 (see tests/fakes/lark_media.py for shapes and error codes)
 
+Lark's per-chat send limit is enforced on create and reply: more than `chat_limit` (5) messages
+within `chat_window` (1 s) to one chat (a reply's chat is its parent's, else the parent's id)
+answer HTTP 400, code 230020, with `x-ogw-ratelimit-reset` (fractional seconds here); each
+refusal is recorded in `rate_limited`, and a send to that chat before the reset is over counts
+in `retried_early`. `chat_limit = 0` turns it off (benchmarks do).
+
 Controls: `fail_next(route, status=500, code=None, times=1, headers=None, msg=...)` (429 → code
 99991400 by default; faults are answered before the auth check), `set_latency(seconds, route=None)`,
 `revoke_tokens()`, `token_expire` (seconds; 0 → every call refetches), `add_message(id, chat_id,
@@ -50,6 +56,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,6 +126,10 @@ class FakeLark:
     contact_lookups: int = 0
     token_fetches: int = 0
     dedup_hits: int = 0
+    chat_limit: int = 5  # messages per chat_window to one chat, as Lark allows; 0 = no limit
+    chat_window: float = 1.0
+    rate_limited: list[dict[str, Any]] = field(default_factory=list)  # refused: chat, at, reset
+    retried_early: int = 0  # sends to a chat that came before its advertised reset was over
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -128,6 +139,8 @@ class FakeLark:
         self._changed: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
         self._ids = 0
+        self._chat_sends: dict[str, list[float]] = {}  # chat -> arrival times in the window
+        self._blocked_until: dict[str, float] = {}  # chat -> end of the last advertised reset
 
     # ---- lifecycle -------------------------------------------------------------------------
     async def start(self) -> FakeLark:
@@ -218,6 +231,29 @@ class FakeLark:
             await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
 
     # ---- internals used by the routes ------------------------------------------------------
+    def check_chat_rate(self, chat: str) -> None:
+        """Lark's 5 messages/s per chat: past it, 230020 with `x-ogw-ratelimit-reset`."""
+        if self.chat_limit <= 0:
+            return
+        now = time.monotonic()
+        if now < self._blocked_until.get(chat, 0.0):
+            self.retried_early += 1  # a client that did not wait out the advertised reset
+        recent = [t for t in self._chat_sends.get(chat, []) if t > now - self.chat_window]
+        if len(recent) >= self.chat_limit:
+            reset = recent[-self.chat_limit] + self.chat_window - now
+            self.rate_limited.append({"chat": chat, "at": now, "reset": reset})
+            self._blocked_until[chat] = now + reset
+            self._chat_sends[chat] = recent
+            raise ApiError(
+                230020,
+                "This operation triggers the frequency limit",
+                {
+                    "x-ogw-ratelimit-limit": str(self.chat_limit),
+                    "x-ogw-ratelimit-reset": f"{reset:.3f}",
+                },
+            )
+        self._chat_sends[chat] = [*recent, now]
+
     def next_id(self, prefix: str) -> str:
         """A fresh fake id such as om_fake_3."""
         self._ids += 1
@@ -262,7 +298,8 @@ class FakeLark:
             request[JSON_BODY] = body
             return await handler(request)
         except ApiError as err:
-            return web.json_response({"code": err.code, "msg": err.msg}, status=400)
+            body = {"code": err.code, "msg": err.msg}
+            return web.json_response(body, status=400, headers=err.headers)
         finally:
             await self.notify()
 

@@ -30,7 +30,7 @@ from tools.runtime import ToolRuntime
 def _target(ctx: RequestContext) -> ReplyTarget:
     """A reply to the user's message (in its topic), or a new message in a scheduled run's chat."""
     if ctx.message_id:
-        return ReplyTarget(ctx.message_id, in_thread=bool(ctx.thread_id))
+        return ReplyTarget(ctx.message_id, bool(ctx.thread_id), ctx.chat_id)
     return ReplyTarget(chat_id=ctx.chat_id)
 
 
