@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -38,12 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     if args:
         events = int(args[0])
         plan = dataclasses.replace(plan, events=events, redelivered=max(1, events // 20))
-    with tempfile.TemporaryDirectory(prefix="larkbot-soak-") as tmp:
-        result = asyncio.run(soak(plan, Path(tmp)))
-        print(result.table(), flush=True)
-        if result.failures:
-            print(f"replica logs were in {tmp} (kept until exit)", flush=True)
-    return 1 if result.failures else 0
+    root = Path(tempfile.mkdtemp(prefix="larkbot-soak-"))
+    result = asyncio.run(soak(plan, root))
+    print(result.table(), flush=True)
+    if result.failures:
+        print(f"the replicas' logs are kept in {root}", flush=True)
+        return 1
+    shutil.rmtree(root, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
