@@ -20,6 +20,7 @@ from larkbot.consent import ConsentProvider, NobodyToAsk
 from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
+from larkbot.lark.approval_store import ApprovalStore
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.budget import CallLedger
 from larkbot.lark.budget_wiring import planner, share_budget, status_line
@@ -41,6 +42,7 @@ from larkbot.logs import get_logger
 from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler.wiring import leading_scheduler
+from larkbot.storage.signals import APPROVAL_CHANNEL, make_signal
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.app")
@@ -176,8 +178,13 @@ class App:
         approvals: LarkApprovals | None = None
         consent: ConsentProvider = NobodyToAsk()
         if client is not None:  # the policy's Asks become Approve / Deny cards
+            store = ApprovalStore(
+                core.db, make_signal(core.db, s.storage.redis_url, APPROVAL_CHANNEL)
+            )
+            await store.init()
+            stack.push_async_callback(store.close)
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
-            approvals = consent = LarkApprovals(client, owners.check, timeout)
+            approvals = consent = LarkApprovals(client, store, owners.check, timeout)
         agent = core.agent(consent, "lark", audit=audit)
         dispatcher = None
         if client is not None:

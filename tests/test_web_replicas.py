@@ -19,8 +19,8 @@ import aiohttp
 import pytest
 
 from larkbot.storage.db import Database
+from larkbot.storage.signals import PostgresSignal, RedisSignal
 from larkbot.web.consent_board import ConsentBoard
-from larkbot.web.signals import PostgresSignal, RedisSignal
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import _free_port, redis_server
 from tests.web_harness import AUTH, WEB_TOKEN, chat_turn, consents, outside_tmp

@@ -18,7 +18,7 @@ from typing import Literal
 import sqlalchemy as sa
 
 from larkbot.storage.db import Database, metadata
-from larkbot.web.signals import Signal
+from larkbot.storage.signals import Signal
 
 Decision = Literal["allow_once", "allow_session", "deny", "expired", "cancelled"]
 ANSWERS = ("allow_once", "allow_session", "deny")

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from larkbot.context import RequestContext
 from larkbot.logs import get_logger
+from larkbot.storage.signals import make_signal
 from larkbot.web.agui import RunTranslator, encode
 from larkbot.web.auth import LoginLimiter, WebAuth
 from larkbot.web.consent import WebConsentProvider
 from larkbot.web.consent_board import ConsentBoard
 from larkbot.web.runs import Run, RunRegistry
-from larkbot.web.signals import make_signal
 from tools.base import Attachment
 
 if TYPE_CHECKING:

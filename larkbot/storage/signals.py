@@ -1,8 +1,10 @@
-"""Cross-replica wake-ups for consent answers: PostgreSQL LISTEN/NOTIFY, Redis pub/sub, or none.
+"""Cross-replica wake-ups for answers (web consents, Lark approvals): PostgreSQL LISTEN/NOTIFY,
+Redis pub/sub, or none.
 
 A signal only says "request X was answered; read it from the database". The database row is
 the truth, so a lost signal costs latency, never correctness: waiters also re-read their row
-every `poll_seconds` (fast without a signal, slow with one).
+every `poll_seconds` (fast without a signal, slow with one). Each kind of request has its own
+channel, so a replica only hears about its own kind.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from larkbot.logs import get_logger
 from larkbot.storage.db import Database
 
 log = get_logger(__name__)
-CHANNEL = "larkbot_consent"
+CONSENT_CHANNEL = "larkbot_consent"  # web consent answers (consent_board.py)
+APPROVAL_CHANNEL = "larkbot_approval"  # Lark approval clicks (lark/approval_store.py)
 Handler = Callable[[str], None]
 
 
@@ -66,8 +69,9 @@ class PostgresSignal:
 
     poll_seconds = 2.0
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, channel: str = CONSENT_CHANNEL) -> None:
         self.db = db
+        self.channel = channel
         self._conn: Any = None
         self._raw: Any = None
 
@@ -80,12 +84,14 @@ class PostgresSignal:
         self._conn = await self.db.engine.connect()
         raw = await self._conn.get_raw_connection()
         self._raw = raw.driver_connection
-        await self._raw.add_listener(CHANNEL, on_notify)
+        await self._raw.add_listener(self.channel, on_notify)
 
     async def publish(self, request_id: str) -> None:
         """NOTIFY every listening replica (committed, so they can read the row)."""
         async with self.db.engine.begin() as conn:
-            await conn.execute(sa.text("SELECT pg_notify(:c, :p)"), {"c": CHANNEL, "p": request_id})
+            await conn.execute(
+                sa.text("SELECT pg_notify(:c, :p)"), {"c": self.channel, "p": request_id}
+            )
 
     async def close(self) -> None:
         """Release the listening connection."""
@@ -100,16 +106,17 @@ class RedisSignal:
 
     poll_seconds = 2.0
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, channel: str = CONSENT_CHANNEL) -> None:
         import redis.asyncio as redis
 
+        self.channel = channel
         self._redis = redis.from_url(url)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self, handler: Handler) -> None:
         """Subscribe and hand each message to `handler` from a background task."""
         pubsub = self._redis.pubsub()
-        await pubsub.subscribe(CHANNEL)
+        await pubsub.subscribe(self.channel)
 
         async def listen() -> None:
             try:
@@ -120,16 +127,16 @@ class RedisSignal:
             except asyncio.CancelledError:
                 raise
             except Exception:  # the row poll still finds answers
-                log.warning("consent_signal_lost", exc_info=True)
+                log.warning("answer_signal_lost", channel=self.channel, exc_info=True)
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
 
-        self._task = asyncio.create_task(listen(), name="web-consent-redis")
+        self._task = asyncio.create_task(listen(), name=f"{self.channel}-redis")
 
     async def publish(self, request_id: str) -> None:
         """PUBLISH to every replica."""
-        await self._redis.publish(CHANNEL, request_id)
+        await self._redis.publish(self.channel, request_id)
 
     async def close(self) -> None:
         """Stop listening and close the client."""
@@ -140,10 +147,10 @@ class RedisSignal:
         await self._redis.aclose()
 
 
-def make_signal(db: Database, redis_url: str) -> Signal:
+def make_signal(db: Database, redis_url: str, channel: str = CONSENT_CHANNEL) -> Signal:
     """Redis when configured, else NOTIFY on PostgreSQL, else local only."""
     if redis_url:
-        return RedisSignal(redis_url)
+        return RedisSignal(redis_url, channel)
     if not db.is_sqlite:
-        return PostgresSignal(db)
+        return PostgresSignal(db, channel)
     return LocalSignal()
