@@ -63,6 +63,11 @@ def check(soak: Soak, sender: Sender, ticker: JobTicker, proxy: Proxy) -> SoakRe
         if ticker.fired(j) != due:
             result.failures.append(f"job soakjob{j}: {ticker.fired(j)} messages for {due} ticks")
     result.failures.extend(f"{t} never fired" for t in ticker.never_fired)
+    books = soak.approval_books
+    if plan.approvals:
+        label = "approvals (asked on one replica, clicked on another)"
+        result.series.append(Series(label, books.resolved, plan.approvals))
+        result.failures.extend(books.problems)
     job_runs = sum(n for token, n in asked.items() if token.startswith("job"))
     result.counts = {
         "messages": len(sent),
@@ -81,7 +86,8 @@ def check(soak: Soak, sender: Sender, ticker: JobTicker, proxy: Proxy) -> SoakRe
         result.counts[f"replica {i} events"] = n
     for kind, n in sorted(sender.refused.items()):
         result.counts[f"  of which {kind}"] = n
-    result.counts["approvals"] = plan.approvals
+    result.counts["approvals resolved"] = len(books.resolved)
+    result.counts["  clicked on another replica"] = books.cross_replica
     return result
 
 

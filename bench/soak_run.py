@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 
+from bench.soak_approvals import ApprovalBooks, approvals, victim
 from bench.soak_jobs import JobTicker
 from bench.soak_plan import SoakPlan, SoakResult
 from bench.soak_rig import (
@@ -31,10 +32,10 @@ from bench.soak_rig import (
     free_port,
     replica_config,
 )
-from tests.fakes.llm import FakeLLM, Reply
+from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import message_event, seal
 
-TOKEN = re.compile(r"soak-(m\d+|job\d+)")
+TOKEN = re.compile(r"soak-(m\d+|a\d+|job\d+)")
 LARK_TIMEOUT = 3.0  # Lark waits this long for the 200, then redelivers
 REDELIVER_AFTER = 0.5  # compressed from Lark's schedule (15 s, 5 min, ...): same behaviour
 
@@ -87,14 +88,20 @@ class Soak:
         self.replicas: list[Replica] = []
         self.marks: dict[str, float] = {}
         self.victim = -1  # the replica the kill -9 hit
+        self.approval_books = ApprovalBooks()
 
     def _responder(self, index: int) -> Callable[[dict[str, Any]], Reply]:
         def respond(body: dict[str, Any]) -> Reply:
-            last = json.dumps(body.get("messages", [])[-1:], ensure_ascii=False)
-            found = TOKEN.search(last)
+            messages = body.get("messages", [])
+            users = [m for m in messages if m.get("role") == "user"]
+            found = TOKEN.search(json.dumps(users[-1:], ensure_ascii=False))
             token = found.group(1) if found else "?"
             self.asked[index].append((token, time.monotonic()))
-            return Reply(text=f"answer to {token}", delay=self.plan.llm_delay)
+            delay = self.plan.llm_delay
+            if token.startswith("a") and messages and messages[-1].get("role") != "tool":
+                command = f"rm -rf {victim(self.root, int(token[1:]))}"  # needs an approval
+                return Reply(tool_calls=[FakeToolCall("shell", {"command": command})], delay=delay)
+            return Reply(text=f"answer to {token}", delay=delay)
 
         return respond
 
@@ -137,6 +144,9 @@ class Soak:
         try:
             ticking = asyncio.create_task(ticker.run())
             await self._send_all(sender)
+            if plan.approvals:  # after the faults: the wake-up must work after Redis came back
+                asking = Sender(sender.http, proxy, give_up=plan.settle_seconds)
+                self.approval_books = await approvals(self, asking, proxy, plan.approvals)
             ticker.stop_after_current()
             await self._settle(sender, plan.settle_seconds)
             await asyncio.wait_for(ticking, plan.settle_seconds)
