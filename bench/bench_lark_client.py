@@ -86,7 +86,7 @@ def _ours(http: httpx.AsyncClient, fake: FakeLarkProcess, tag: str) -> ReplyFn:
     client = LarkClient(http, fake.domain, "cli_test", "secret")
     # Lark's real limits (5/s per chat, 50/s per app) would make this a clock, not a benchmark:
     # the pacer runs (its bookkeeping is measured) with limits no burst here reaches
-    client.transport.pacer = Pacer(per_chat=10**6, per_app=10**6)
+    client.transport.pacer = Pacer(per_chat=10**6, per_app=10**6, messages_per_minute=10**6)
 
     async def reply(i: int) -> None:
         await client.reply(TARGET, "text", {"text": f"hi {i}"}, uuid=f"ours-{tag}-{i}")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, inbound
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, inbound
+from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.storage.db import Database
 from tests.lark_harness import redis_server
 
@@ -23,7 +25,7 @@ async def db(home: Path) -> AsyncIterator[Database]:
 
 def _journals(kind: str, db: Database, url: str | None, lease: float) -> list[InboundJournal]:
     if kind == "sql":
-        return [SqlJournal(db, lease_seconds=lease) for _ in range(2)]
+        return [SqliteJournal(db, lease_seconds=lease) for _ in range(2)]
     from larkbot.lark.journal_redis import RedisJournal
 
     assert url is not None
@@ -77,7 +79,7 @@ async def test_expired_claim_is_recovered_exactly_once(pair: list[InboundJournal
 
 
 async def test_lease_runs_out_without_release(db: Database) -> None:
-    a, b = SqlJournal(db, lease_seconds=0.05), SqlJournal(db, lease_seconds=0.05)
+    a, b = SqliteJournal(db, lease_seconds=0.05), SqliteJournal(db, lease_seconds=0.05)
     await a.init()
     assert await a.claim("om_1", "p")
     deadline = time.monotonic() + 5
@@ -97,7 +99,7 @@ async def test_renew_keeps_the_lease_and_only_the_owner_may(pair: list[InboundJo
 
 
 async def test_poison_message_is_given_up(db: Database) -> None:
-    j = SqlJournal(db, lease_seconds=30)
+    j = SqliteJournal(db, lease_seconds=30)
     await j.init()
     assert await j.claim("om_1", "p")
     for _ in range(MAX_ATTEMPTS - 1):
@@ -109,18 +111,15 @@ async def test_poison_message_is_given_up(db: Database) -> None:
 
 
 async def test_purge_keeps_a_day(db: Database) -> None:
-    import sqlalchemy as sa
-
-    j = SqlJournal(db, retention_seconds=60)  # asked for less: clamped to 24 h
+    j = SqliteJournal(db, retention_seconds=60)  # asked for less: clamped to 24 h
     await j.init()
     assert j.retention_seconds >= DAY
     await j.claim("old", "p")
     await j.claim("new", "p")
-    async with db.engine.begin() as conn:
-        await conn.execute(
-            sa.update(inbound)
-            .where(inbound.c.message_id == "old")
-            .values(created_at=time.time() - 2 * DAY)
+    with sqlite3.connect(j.path) as conn:
+        conn.execute(
+            "UPDATE lark_inbound SET created_at = ? WHERE message_id = 'old'",
+            (time.time() - 2 * DAY,),
         )
     assert await j.purge() == 1
     assert await j.status("old") is None and await j.status("new") == "claimed"
@@ -141,7 +140,7 @@ async def test_storage_errors_do_not_carry_message_text(db: Database) -> None:
     # into its error text, which `lark_claim_failed` / `lark_submit_failed` log in full.
     import sqlalchemy as sa
 
-    await SqlJournal(db).init()
+    await db.create(inbound)  # the PostgreSQL journal's table, on the shared engine
     row = dict(message_id="om_1", status="claimed", owner="o", lease_until=0.0, attempts=1)
     row |= dict(payload="my private words", created_at=0.0, updated_at=0.0)
     async with db.engine.begin() as conn:

@@ -58,7 +58,7 @@ async def test_unpaced_sends_are_refused_then_retried_after_the_advertised_reset
     paced: tuple[FakeLark, LarkClient],
 ) -> None:
     fake, client = paced
-    client.transport.pacer = Pacer(per_chat=1000, per_app=1000)  # as if the pacing were off
+    client.transport.pacer = Pacer(1000, 1000, messages_per_minute=10**6)  # as if pacing were off
     await burst(client, 30)
     assert fake.rate_limited, "the fake enforces Lark's per-chat limit"
     assert all(r["reset"] > 0 for r in fake.rate_limited)

@@ -29,6 +29,11 @@ from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
 
+
+class ClaimPending(Exception):
+    """The journal claim did not commit within the ack deadline: answer 503, Lark redelivers."""
+
+
 Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
 RENEW_AT_ONCE = 64  # lease renewals in flight together (one round trip each)
 
@@ -49,7 +54,7 @@ class Dispatcher:
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
         notify: Notify | None = None,  # limit notices
-        ack_budget: float = 0.05,
+        ack_deadline: float = 2.0,
     ) -> None:
         self.journal = journal
         self.owners = owners
@@ -68,7 +73,7 @@ class Dispatcher:
         # the journal hand them out again, but this replica must never run one twice.
         self._held: dict[str, Queued] = {}
         self._heartbeat_task: asyncio.Task[None] | None = None
-        self.ack_budget = ack_budget
+        self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
 
     async def accept(self, msg: InboundMessage) -> str:
         """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
@@ -80,7 +85,8 @@ class Dispatcher:
         if silent:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
-        if msg.message_id in self._held:  # a redelivery while its turn is still here
+        if (held := self._held.get(msg.message_id)) is not None:  # its turn is still here
+            await self._durable(held.claimed)
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
@@ -96,13 +102,21 @@ class Dispatcher:
         claim = asyncio.create_task(self._claim(item))
         self._claims.add(claim)
         claim.add_done_callback(self._claim_done)
+        return "queued" if await self._durable(claim) else "duplicate"
+
+    async def _durable(self, claim: asyncio.Future[bool]) -> bool:
+        """Wait for the claim to be committed: only then may Lark get its 200 (never resend).
+
+        Past `ack_deadline` (inside Lark's 3 s) this raises, the webhook answers 503 and Lark
+        redelivers; the claim may still land meanwhile, and the redelivery is then a duplicate.
+        A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
+        """
         try:
-            # Normally the claim is durable before Lark gets its 200; a slow database must
-            # not hold the ack past Lark's deadline, so past the budget it finishes on its own.
-            claimed = await asyncio.wait_for(asyncio.shield(claim), self.ack_budget)
+            return await asyncio.wait_for(asyncio.shield(claim), self.ack_deadline)
         except TimeoutError:
-            return "queued (claim pending)"
-        return "queued" if claimed else "duplicate"
+            raise ClaimPending(
+                f"journal claim not committed within {self.ack_deadline} s"
+            ) from None
 
     async def _claim(self, item: Queued) -> bool:
         try:

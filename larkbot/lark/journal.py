@@ -4,18 +4,23 @@ A claim is taken atomically before a turn starts and marked done once the reply 
 A claim that is not done and whose lease has expired (the process died mid-turn) can be taken
 again: by a redelivery of the same event, or by `reclaim_expired` at start/periodically — that
 is the crash-recovery path. Entries are kept for `retention` (>= 24 h) and then purged.
+
+Three implementations behind `InboundJournal`: `PostgresJournal` here, `SqliteJournal`
+(`journal_sqlite.py`) and `RedisJournal` (`journal_redis.py`); `open_journal` picks one.
+Claims sit on the webhook's ack path, so the SQL ones commit concurrent claims together.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from typing import Protocol
+from typing import Any, Protocol
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from larkbot.storage.db import Database, metadata
+from larkbot.storage.group_commit import GroupCommit
 
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
@@ -70,23 +75,41 @@ class InboundJournal(Protocol):
         """Release connections owned by the journal."""
 
 
-class SqlJournal:
-    """The journal in the shared database (SQLite or PostgreSQL) via SQLAlchemy Core."""
+# One statement for a whole group: new claims, and takeovers of unfinished claims whose lease ran
+# out (their owner died). `unnest` turns the arrays into rows; RETURNING names the winners.
+CLAIM_GROUP = f"""
+INSERT INTO lark_inbound AS t
+  (message_id, status, owner, lease_until, attempts, payload, created_at, updated_at)
+SELECT m, 'claimed', $3::varchar, $4::float8, 1, p, $5::float8, $5::float8
+FROM unnest($1::varchar[], $2::text[]) AS u(m, p)
+ON CONFLICT (message_id) DO UPDATE SET owner = excluded.owner,
+  lease_until = excluded.lease_until, attempts = t.attempts + 1, updated_at = excluded.updated_at
+WHERE t.status = 'claimed' AND t.lease_until < excluded.updated_at AND t.attempts < {MAX_ATTEMPTS}
+RETURNING message_id
+"""
+
+
+class PostgresJournal:
+    """The journal in the shared PostgreSQL database; claims are one prepared upsert per group."""
 
     def __init__(
         self, db: Database, lease_seconds: float = 60.0, retention_seconds: float = 1.5 * DAY
     ) -> None:
+        if db.is_sqlite:
+            raise ValueError("PostgresJournal needs PostgreSQL; open_journal picks SqliteJournal")
         self.db = db
         self.lease_seconds = lease_seconds
         self.retention_seconds = max(retention_seconds, DAY)
         self.owner = uuid.uuid4().hex
+        self.claims = GroupCommit(self._flush_claims, "journal claim")
+        self._conn: Any = (
+            None  # the claims' own asyncpg connection, so they never queue for the pool
+        )
+        self._prepared: Any = None
 
     async def init(self) -> None:
         """Create the table."""
         await self.db.create(inbound)
-
-    def _insert(self) -> sqlite.Insert | postgresql.Insert:
-        return sqlite.insert(inbound) if self.db.is_sqlite else postgresql.insert(inbound)
 
     def _takeover(self, message_id: str, now: float) -> sa.Update:
         return (
@@ -106,24 +129,33 @@ class SqlJournal:
         )
 
     async def claim(self, message_id: str, payload: str) -> bool:
-        """INSERT … ON CONFLICT DO NOTHING; else take over an expired unfinished claim."""
+        """New claim, or takeover of an expired unfinished one; committed with its group."""
+        return await self.claims.submit((message_id, payload))
+
+    async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
+        firsts = dict(reversed(rows))  # the same message twice in one group: the first wins
         now = time.time()
-        row = dict(
-            message_id=message_id,
-            status="claimed",
-            owner=self.owner,
-            lease_until=now + self.lease_seconds,
-            attempts=1,
-            payload=payload,
-            created_at=now,
-            updated_at=now,
-        )
-        async with self.db.engine.begin() as conn:
-            res = await conn.execute(self._insert().values(**row).on_conflict_do_nothing())
-            if res.rowcount == 1:
-                return True
-            res = await conn.execute(self._takeover(message_id, now))
-            return res.rowcount == 1
+        try:
+            if self._prepared is None:
+                self._conn = await _connect(self.db.engine)
+                self._prepared = await self._conn.prepare(CLAIM_GROUP)
+            won = await self._prepared.fetch(
+                list(firsts), list(firsts.values()), self.owner, now + self.lease_seconds, now
+            )
+        except Exception:
+            await self._drop_connection()  # a dead connection (server restart): open anew next time
+            raise
+        winners = {row[0] for row in won}
+        result: list[bool] = []
+        for message_id, _ in rows:
+            result.append(message_id in winners)
+            winners.discard(message_id)  # a later duplicate in the group lost
+        return result
+
+    async def _drop_connection(self) -> None:
+        conn, self._conn, self._prepared = self._conn, None, None
+        if conn is not None:
+            conn.terminate()
 
     async def _update_own(self, message_id: str, **values: object) -> bool:
         async with self.db.engine.begin() as conn:
@@ -206,4 +238,14 @@ class SqlJournal:
             return int((await conn.execute(query)).scalar_one())
 
     async def close(self) -> None:
-        """Nothing to close: the Database is owned by the App."""
+        """Stop the group commit and close the claims' connection (the Database is the App's)."""
+        await self.claims.close()
+        await self._drop_connection()
+
+
+async def _connect(engine: AsyncEngine) -> Any:
+    """A plain asyncpg connection with the engine's own connect arguments (host, TLS, …)."""
+    import asyncpg
+
+    args, kwargs = engine.dialect.create_connect_args(engine.url)
+    return await asyncpg.connect(*args, **kwargs)

@@ -4,7 +4,7 @@ Each message is a hash `larkbot:inbound:<message_id>` (status, owner, lease_unti
 payload) that expires after the retention; unfinished claims are indexed in a sorted set scored
 by lease expiry so any replica can find and retake the ones whose owner died. Claim and takeover
 are Lua scripts: the SET-NX-PX idea made atomic together with the pending index.
-`open_journal` picks this one or the SQL journal (`journal.py`) from the config.
+`open_journal` picks this one, or the database's journal (`journal.py`, `journal_sqlite.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 import redis.asyncio as redis
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, PostgresJournal
+from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.storage.db import Database
 
 PREFIX = "larkbot:inbound:"
@@ -143,7 +144,9 @@ class RedisJournal:
 
 
 def open_journal(db: Database, redis_url: str = "", lease_seconds: float = 60.0) -> InboundJournal:
-    """The Redis journal when `storage.redis_url` is set (shared by replicas), else SQL."""
+    """Redis when `storage.redis_url` is set (shared by replicas), else the database's journal."""
     if redis_url:
         return RedisJournal(redis_url, lease_seconds=lease_seconds)
-    return SqlJournal(db, lease_seconds=lease_seconds)
+    if db.is_sqlite:
+        return SqliteJournal(db, lease_seconds=lease_seconds)
+    return PostgresJournal(db, lease_seconds=lease_seconds)

@@ -10,8 +10,8 @@ call, retries after a rate-limit answer included, so a burst to one chat arrives
 in order, while the waiting is an `await` on that chat's lock — other chats' sends go on
 meanwhile. A window admits at most `limit` attempts in any `window` seconds (plus a small
 margin for network jitter), the same rule a sliding-window limiter on Lark's side applies. One
-window for the app bounds this replica's total rate (replicas each keep their own; Lark's 429
-with `x-ogw-ratelimit-reset` covers the rest).
+window for the app bounds this replica's total rate, another its messages per minute (replicas
+each keep their own; Lark's 429 with `x-ogw-ratelimit-reset` covers the rest).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 PER_CHAT = 5  # messages per second to one chat
 PER_APP = 50  # calls per second, the whole app
+MESSAGES_PER_MINUTE = 1000  # sends and replies, the whole app
 MARGIN = 0.05  # seconds added to each window: arrival times jitter by a few ms
 MAX_LANES = 10_000  # chats remembered at once; idle, quiet ones are dropped past it
 
@@ -70,10 +71,17 @@ class _Lane:
 class Pacer:
     """Per-chat ordered lanes plus one app-wide window (see the module doc)."""
 
-    def __init__(self, per_chat: int = PER_CHAT, per_app: int = PER_APP, window: float = 1.0):
+    def __init__(
+        self,
+        per_chat: int = PER_CHAT,
+        per_app: int = PER_APP,
+        window: float = 1.0,
+        messages_per_minute: int = MESSAGES_PER_MINUTE,
+    ) -> None:
         self.per_chat = per_chat
         self.window = window  # seconds; the limits are per this window (Lark's: 1 s)
         self.app = SlidingWindow(per_app, window)
+        self.messages = SlidingWindow(messages_per_minute, 60 * window)
         self._lanes: dict[str, _Lane] = {}
 
     @contextlib.asynccontextmanager
@@ -102,6 +110,7 @@ class Pacer:
         lane = self._lanes.get(chat) if chat else None
         if lane is not None:
             await lane.window.admit()
+            await self.messages.admit()
         await self.app.admit()
 
     def lanes(self) -> int:
