@@ -155,3 +155,25 @@ async def test_storage_failure_answers_503_and_the_redelivery_is_answered(
             await lark.wait_for(lambda: len(lark.sent) >= 2, timeout=30)
             assert await served.app.dispatcher.join(30)
     assert sorted(m["reply_to"] for m in lark.sent).count("om_retry") == 1
+
+
+async def test_sqlite_claim_never_blocks_the_loop_on_a_locked_file(sqlite_db: Database) -> None:
+    """Another process holds the journal's write lock: the claim waits on the journal's thread
+    (the loop keeps running) and commits once the lock is free."""
+    import sqlite3
+
+    journal = SqliteJournal(sqlite_db, lease_seconds=30)
+    await journal.init()
+    other = sqlite3.connect(journal.path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    claim = asyncio.create_task(journal.claim("om_locked", "p"))
+    ticks = 0
+    while ticks < 20:  # the loop is free while the claim waits
+        await asyncio.sleep(0.005)
+        ticks += 1
+    assert not claim.done()
+    other.execute("ROLLBACK")
+    assert await asyncio.wait_for(claim, 10)
+    assert await journal.status("om_locked") == "claimed"
+    other.close()
+    await journal.close()

@@ -181,3 +181,25 @@ async def test_a_streamed_answer_costs_4_calls_and_a_plain_one_1(fake_lark: Fake
         await plain.finish(FinalAnswer("a short answer"))
     assert len(streamed) <= 4, streamed
     assert api_calls_made(fake_lark) == ["POST /open-apis/im/v1/messages/{}/reply"]
+
+
+async def test_doctor_says_what_the_budget_allows(tmp_path: Path) -> None:
+    from larkbot.config import parse_settings
+    from larkbot.lark.doctor_check import check_lark_budget
+
+    url = f"sqlite:///{tmp_path}/doctor.db"
+    settings = parse_settings({"storage": {"url": url}, "lark": {"monthly_call_budget": 100}})
+    ledger = CallLedger(Database(url), lambda: 100)
+    await ledger.init()
+    for calls, ok, words in (
+        (10, True, "10 of 100"),
+        (85, True, "one final card"),
+        (97, False, "plain"),
+    ):
+        while ledger.used() < calls:
+            ledger.record("/open-apis/im/v1/messages")
+        await ledger.flush()
+        result = await check_lark_budget(settings, None)  # type: ignore[arg-type]
+        assert result.ok is ok and words in result.detail, result
+    await ledger.close()
+    await ledger.db.close()

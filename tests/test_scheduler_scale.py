@@ -1,8 +1,9 @@
 """Many jobs due in one wakeup: the loop stays responsive, each job fires exactly once.
 
 The latency target (<= 50 ms of loop lag for 1,000 due jobs) is asserted by
-bench/bench_scheduler.py on an idle machine; here the bound is generous (CI shares its cores)
-and the structure is checked too: the pass ran off the loop and the runs started in batches.
+bench/bench_scheduler.py on an idle machine; here the bound is generous (CI shares its cores):
+200 ms, or half of what the pass itself took when a loaded machine stretched it past 400 ms.
+The structure is checked too: the pass ran off the loop and the runs started in batches.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.fakes.schedule import (
 )
 
 JOBS = 300
-GENEROUS_LAG_MS = 200.0  # the on-loop pass took ~170 ms for 300 jobs on an idle machine
+GENEROUS_LAG_MS = 200.0  # the on-loop pass took ~170 ms for 300 jobs on a quiet machine
 
 
 async def test_a_burst_of_due_jobs_does_not_block_the_loop(home: Path) -> None:
@@ -46,7 +47,11 @@ async def test_a_burst_of_due_jobs_does_not_block_the_loop(home: Path) -> None:
                 if i % 50 == 0:
                     svc.poll()  # wakeups during the pass: coalesced, never a second firing
             assert await svc.idle(30)
-        assert probe.max_ms < GENEROUS_LAG_MS, f"the loop was held {probe.max_ms:.0f} ms"
+        # On the loop, the pass would have held it for its whole duration; a loaded machine
+        # stretches both alike, so past the generous bound the lag must stay under half of it.
+        pass_ms = svc._scheduler.longest_pass_seconds * 1000
+        bound = max(GENEROUS_LAG_MS, pass_ms / 2)
+        assert probe.max_ms < bound, f"the loop was held {probe.max_ms:.0f} ms (pass {pass_ms:.0f})"
         assert probe.ticks > 10  # the probe really ran during the burst
         assert svc._scheduler.passes > passes  # the wakeup pass ran in the worker thread
         assert svc._executor.launcher.batches >= JOBS / BATCH  # at most BATCH per iteration

@@ -58,6 +58,13 @@ async def check_lark_budget(settings: Settings, http: httpx.AsyncClient) -> Chec
         ledger = CallLedger(db, lambda: budget)
         await ledger.init()
         by_endpoint = await ledger.by_endpoint()
+    except Exception as err:
+        return CheckResult(
+            "lark_budget",
+            False,
+            f"cannot read this month's Lark API calls: {type(err).__name__}: {err}"[:300],
+            "see the storage line: the calls are counted in storage.url",
+        )
     finally:
         await db.close()
     used = sum(by_endpoint.values())

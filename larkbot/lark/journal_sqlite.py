@@ -2,10 +2,15 @@
 
 SQLite lets one connection write at a time, and a waiting writer sleeps in growing steps
 (1, 2, 5, 10 … ms) until the lock is free. Sharing `larkbot.db` would make every webhook ack wait
-behind a turn's history writes, so the journal lives next to it in `<name>.inbound.db`, and one
-thread owns its only connection: every journal operation runs there, one at a time, and never
-waits for a lock held by this process. Concurrent claims are committed together
-(`GroupCommit`): one transaction for every claim that arrived during the previous commit.
+behind a turn's history writes, so the journal lives next to it in `<name>.inbound.db`, where
+only the journal writes. Concurrent claims are committed together (`GroupCommit`): one
+transaction for every claim that arrived during the previous commit.
+
+The writes themselves (claim groups, lease renewals, done) run on the event loop: a WAL append
+without fsync takes ~0.07 ms, less than handing it to a thread (0.25 ms median, 4.5 ms p99 on a
+loaded 2-core machine). They never wait there: that connection's busy timeout is 0, so when the
+file is locked (another process, a purge) the write goes to the journal's thread instead, whose
+connection waits for the lock; checkpoints (the only fsync) and bulk work run on that thread too.
 
 Durability: WAL with `synchronous=NORMAL`. A commit has reached the operating system when
 `claim` returns, so a claim answered with 200 survives the process being killed (`kill -9`, OOM,
@@ -22,13 +27,16 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from larkbot.lark.journal import DAY, MAX_ATTEMPTS
+from larkbot.logs import get_logger
 from larkbot.storage.db import Database
 from larkbot.storage.group_commit import GroupCommit
 
 T = TypeVar("T")
+log = get_logger("larkbot.lark.journal")
+CHECKPOINT_EVERY = 256  # commits on the loop between checkpoints (a few hundred KB of WAL)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lark_inbound (
@@ -59,7 +67,7 @@ def journal_path(db: Database) -> Path:
 
 
 class SqliteJournal:
-    """`InboundJournal` in `<db>.inbound.db`, every operation on one dedicated thread."""
+    """`InboundJournal` in `<db>.inbound.db`: quick writes on the loop, waiting ones on a thread."""
 
     def __init__(
         self, db: Database, lease_seconds: float = 60.0, retention_seconds: float = 1.5 * DAY
@@ -71,24 +79,16 @@ class SqliteJournal:
         self.owner = uuid.uuid4().hex
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="larkbot-journal")
         self._conn: sqlite3.Connection | None = None  # used on that thread only
+        self._fast: sqlite3.Connection | None = None  # the loop's: never waits for the lock
+        self._commits = 0
+        self._checkpoint: asyncio.Future[Any] | None = None
         self.claims = GroupCommit(self._flush_claims, "journal claim")
 
     async def _on_thread(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
 
-    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn` in one IMMEDIATE transaction (the write lock taken up front)."""
-        conn = self._connect()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = fn(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return result
-
     def _connect(self) -> sqlite3.Connection:
+        """The thread's connection (waits up to 15 s for the write lock)."""
         if self._conn is None:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=15)
             conn.execute("PRAGMA journal_mode=WAL")
@@ -97,10 +97,39 @@ class SqliteJournal:
             self._conn = conn
         return self._conn
 
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Commit `fn` on the loop when the lock is free at once, else on the journal's thread."""
+        if self._fast is not None:
+            try:
+                result = _transaction(self._fast, fn)
+            except sqlite3.OperationalError as err:
+                if err.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                    raise
+            else:
+                self._commits += 1
+                if self._commits % CHECKPOINT_EVERY == 0:
+                    self._checkpoint_soon()
+                return result
+        return await self._on_thread(lambda: _transaction(self._connect(), fn))
+
+    def _checkpoint_soon(self) -> None:
+        """Copy the WAL back into the database file on the thread (the loop never fsyncs)."""
+        if self._checkpoint is None or self._checkpoint.done():
+            sql = "PRAGMA wal_checkpoint(PASSIVE)"
+            future = asyncio.get_running_loop().run_in_executor(
+                self._thread, lambda: self._connect().execute(sql).fetchall()
+            )
+            future.add_done_callback(_log_checkpoint_failure)
+            self._checkpoint = future
+
     async def init(self) -> None:
         """Create the file and table; move entries a previous version kept in the main database."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         await self._on_thread(self._adopt_old_table)
+        fast = sqlite3.connect(self.path, isolation_level=None, timeout=0)
+        fast.execute("PRAGMA synchronous=NORMAL")
+        fast.execute("PRAGMA wal_autocheckpoint=0")  # the thread checkpoints
+        self._fast = fast
 
     def _adopt_old_table(self) -> None:
         conn = self._connect()
@@ -118,7 +147,7 @@ class SqliteJournal:
                     c.execute(copy)
                     c.execute("DROP TABLE old.lark_inbound")
 
-            self._write(move)
+            _transaction(conn, move)
         finally:
             conn.execute("DETACH DATABASE old")
 
@@ -127,7 +156,7 @@ class SqliteJournal:
         return await self.claims.submit((message_id, payload))
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
-        return await self._on_thread(self._write, lambda conn: self._claim_rows(conn, rows))
+        return await self._write(lambda conn: self._claim_rows(conn, rows))
 
     def _claim_rows(self, conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> list[bool]:
         now = time.time()
@@ -149,7 +178,7 @@ class SqliteJournal:
             "WHERE message_id = ? AND owner = ? AND status = 'claimed'"
         )
         args = (lease_until, time.time(), message_id, self.owner)
-        return await self._on_thread(self._write, lambda c: c.execute(sql, args).rowcount == 1)
+        return await self._write(lambda c: c.execute(sql, args).rowcount == 1)
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
@@ -166,11 +195,13 @@ class SqliteJournal:
             "WHERE message_id = ?"
         )
         args = (time.time(), message_id)
-        await self._on_thread(self._write, lambda c: c.execute(sql, args))
+        await self._write(lambda c: c.execute(sql, args))
 
     async def reclaim_expired(self, limit: int = 50) -> list[str]:
         """Retake each expired unfinished claim; give up on ones tried too often."""
-        return await self._on_thread(self._write, lambda c: self._reclaim(c, limit))
+        return await self._on_thread(
+            lambda: _transaction(self._connect(), lambda c: self._reclaim(c, limit))
+        )
 
     def _reclaim(self, conn: sqlite3.Connection, limit: int) -> list[str]:
         now = time.time()
@@ -192,6 +223,8 @@ class SqliteJournal:
         ]
 
     async def _read(self, sql: str, *args: object) -> object:
+        if self._fast is not None:  # a WAL reader never waits for a writer
+            return (self._fast.execute(sql, args).fetchone() or [None])[0]
         return await self._on_thread(
             lambda: (self._connect().execute(sql, args).fetchone() or [None])[0]
         )
@@ -205,7 +238,8 @@ class SqliteJournal:
         """Delete entries created before now - retention."""
         cutoff = time.time() - self.retention_seconds
         sql = "DELETE FROM lark_inbound WHERE created_at < ?"
-        return int(await self._on_thread(self._write, lambda c: c.execute(sql, (cutoff,)).rowcount))
+        purge = lambda c: c.execute(sql, (cutoff,)).rowcount  # noqa: E731
+        return int(await self._on_thread(lambda: _transaction(self._connect(), purge)))
 
     async def backlog(self) -> int:
         """Rows still `claimed`."""
@@ -215,7 +249,27 @@ class SqliteJournal:
     async def close(self) -> None:
         """Stop the group commit, close the connection and the thread."""
         await self.claims.close()
+        if self._fast is not None:
+            self._fast.close()
+            self._fast = None
         if self._conn is not None:
             await self._on_thread(self._conn.close)
             self._conn = None
         self._thread.shutdown(wait=False)
+
+
+def _transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run `fn` in one IMMEDIATE transaction (the write lock taken up front)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
+
+
+def _log_checkpoint_failure(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("journal_checkpoint_failed", exc_info=future.exception())

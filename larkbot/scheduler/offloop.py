@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ class OffLoopScheduler(AsyncIOScheduler):
     _pass: asyncio.Future[Any] | None = None
     _again = False
     passes = 0  # wakeup passes completed (for the bench and the tests)
+    longest_pass_seconds = 0.0  # the longest pass: what it would have held the loop for
 
     @run_in_event_loop
     def wakeup(self) -> None:
@@ -41,8 +43,16 @@ class OffLoopScheduler(AsyncIOScheduler):
         if self._pass is not None:
             self._again = True
             return
-        self._pass = self._eventloop.run_in_executor(None, self._process_jobs)
+        self._pass = self._eventloop.run_in_executor(None, self._timed_pass)
         self._pass.add_done_callback(self._pass_done)
+
+    def _timed_pass(self) -> float | None:
+        start = time.perf_counter()
+        try:
+            return self._process_jobs()
+        finally:
+            took = time.perf_counter() - start
+            self.longest_pass_seconds = max(self.longest_pass_seconds, took)
 
     def _pass_done(self, future: asyncio.Future[Any]) -> None:
         self._pass = None
