@@ -9,7 +9,7 @@ INSTALLED := .venv-installed
 INSTALLED_STAMP := $(INSTALLED)/.deps
 BENCH_STAMP := $(VENV)/.bench-tools
 
-.PHONY: run test installed bench lint fmt typecheck clean image-check web-vendor
+.PHONY: run test installed bench soak lint fmt typecheck clean image-check web-vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -114,6 +114,15 @@ $(BENCH_STAMP): | $(BIN)/python
 
 bench: $(DEV_STAMP) $(SYS_STAMP) $(BENCH_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench
+
+# Three `larkbot serve` replicas on a throwaway PostgreSQL and Redis (bench/soak.py): 2,000
+# events, some sent 4x at once, a replica kill -9-ed mid-turn, Redis restarted, scheduled jobs
+# ticking; prints the counts and latencies and fails when a message is lost or answered twice.
+soak: $(DEV_STAMP) $(SYS_STAMP)
+	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
+	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
+	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
+	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench.soak
 
 # The Dockerfile's steps without Docker (wheel, clean venv, uid 10001, fresh LARKBOT_HOME).
 image-check:

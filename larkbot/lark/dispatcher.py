@@ -35,6 +35,7 @@ class ClaimPending(Exception):
 
 
 Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
+RENEW_AT_ONCE = 64  # lease renewals in flight together (one round trip each)
 
 
 class Dispatcher:
@@ -121,6 +122,7 @@ class Dispatcher:
         try:
             claimed = await self.journal.claim(item.msg.message_id, item.msg.to_json())
         except BaseException:
+            self._unhold(item)  # Lark's redelivery must be claimed afresh, not be a "duplicate"
             item.claimed.set_result(False)
             raise
         item.claimed.set_result(claimed)
@@ -210,9 +212,14 @@ class Dispatcher:
         queue.insert(enqueue_position(queue, owner), item)
         return item
 
+    def _unhold(self, item: Queued) -> None:
+        """This replica no longer holds the item's message (a redelivery may have replaced it)."""
+        if self._held.get(item.msg.message_id) is item:
+            del self._held[item.msg.message_id]
+
     def _forget(self, item: Queued) -> None:
         """The item left its queue: no longer held here, no longer counted against its sender."""
-        self._held.pop(item.msg.message_id, None)
+        self._unhold(item)
         if item.counted:
             item.counted = False
             self.fair.finished(item.msg.sender_open_id, item.msg.chat_id)
@@ -264,13 +271,17 @@ class Dispatcher:
         """
         while self._held:
             await asyncio.sleep(self.journal.lease_seconds / 3)
-            for message_id, item in list(self._held.items()):
-                if not (item.claimed.done() and item.claimed.result()):
-                    continue
-                try:
-                    await self.journal.renew(message_id)
-                except Exception:
-                    log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
+            held = [m for m, i in self._held.items() if i.claimed.done() and i.claimed.result()]
+            # Concurrently: one by one, a backlog of hundreds took longer than the lease, so
+            # other replicas retook the waiting turns, and the ones here were then abandoned.
+            for start in range(0, len(held), RENEW_AT_ONCE):
+                await asyncio.gather(*(self._renew(m) for m in held[start : start + RENEW_AT_ONCE]))
+
+    async def _renew(self, message_id: str) -> None:
+        try:
+            await self.journal.renew(message_id)
+        except Exception:
+            log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
 
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""

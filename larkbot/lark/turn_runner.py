@@ -20,6 +20,7 @@ from larkbot.lark.turns import TurnView, ViewFactory
 from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.turn")
+DONE_ATTEMPTS = 6  # journal.done tries before the turn is left to re-run
 
 
 class TurnRunner:
@@ -114,16 +115,17 @@ class TurnRunner:
             return True
 
     async def mark_done(self, message_id: str) -> None:
-        """Record delivery; retried briefly because a lost `done` means a (deduped) re-run."""
-        for attempt in range(3):
+        """Record delivery; retried for a few seconds (a Redis restart) because a lost `done`
+        means the turn runs again after its lease, tools included (Lark dedups the answer)."""
+        for attempt in range(DONE_ATTEMPTS):
             try:
                 await self.journal.done(message_id)
                 return
             except Exception:
-                if attempt == 2:
+                if attempt == DONE_ATTEMPTS - 1:
                     raise
                 log.warning("lark_journal_done_retry", message_id=message_id, exc_info=True)
-                await asyncio.sleep(0.2 * (attempt + 1))
+                await asyncio.sleep(min(0.2 * 2**attempt, 2.0))  # 0.2 … 2 s: ~7 s in all
 
     async def _produce(
         self, msg: InboundMessage, ctx: RequestContext, view: TurnView
