@@ -15,6 +15,7 @@ from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
+from larkbot.lark.transport import refused
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import TurnView, ViewFactory
 from larkbot.logs import get_logger
@@ -80,10 +81,13 @@ class TurnRunner:
             raise
 
     async def _deliver(self, view: TurnView, outcome: FinalAnswer | str, bound: Any) -> bool:
-        """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
+        """Post the answer; when Lark refuses it, tell the user. False: not known to be posted.
 
         A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
-        and its tools would run again, side effects included, to fail the same way.
+        and its tools would run again, side effects included, to fail the same way. Lark not
+        answering (after the client's retries with the same uuids) is no refusal: the answer
+        may be there, and a notice would follow it; the claim goes back instead, and the
+        re-run's replies carry the same uuids, so Lark dedupes whatever did arrive.
         """
         try:
             if isinstance(outcome, FinalAnswer):
@@ -94,6 +98,9 @@ class TurnRunner:
         except asyncio.CancelledError:
             raise
         except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
+            if not refused(err):
+                bound.warning("lark_delivery_unconfirmed", code=err.code, error=str(err))
+                return False
             bound.error("lark_delivery_failed", code=err.code, error=str(err), hint=err.hint)
         except Exception:
             bound.error("lark_delivery_failed", exc_info=True)
