@@ -58,7 +58,8 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
                 await asyncio.sleep(0.02)
             # the holder hears at its next renewal that it lost the claim, and stops its turn
             loser = holder.app.dispatcher
-            await until(lambda: loser.queued == 0, f"lapse {lapse}: the loser still runs its turn")
+            idle = lambda d=loser: d.queued == 0  # noqa: E731
+            await until(idle, f"lapse {lapse}: the loser still runs its turn")
             holder, other = other, holder
         await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
         assert await holder.app.dispatcher.join(5) and await other.app.dispatcher.join(5)
