@@ -16,6 +16,7 @@ from aiohttp import web
 from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
+from larkbot.heap import freeze_startup_heap
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
 from larkbot.lark.webhook import (
     MAX_BODY_BYTES,
@@ -216,6 +217,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         keepalive_timeout=cfg.idle_timeout_seconds,
     )
     await runner.setup()
+    frozen = freeze_startup_heap()  # once everything is imported and started (see heap.py)
     try:
         limits = {
             "cap": connection_cap(cfg.max_connections),
@@ -226,7 +228,13 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
             await site.start()
         except OSError as err:  # taken between the check and now
             raise port_error(host, port, err) from None
-        log.info("serving", host=host, port=site.port, max_connections=limits["cap"])
+        log.info(
+            "serving",
+            host=host,
+            port=site.port,
+            max_connections=limits["cap"],
+            frozen_objects=frozen,
+        )
         await stop.wait()
         log.info("draining", seconds=settings.server.drain_seconds)
         drained = await app.drain(settings.server.drain_seconds)
