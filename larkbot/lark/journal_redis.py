@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 import redis.asyncio as redis
@@ -57,6 +58,15 @@ end
 return 0
 """
 
+# KEYS: entry
+_FORGIVE = """
+if redis.call('HGET', KEYS[1], 'status') == 'claimed'
+   and tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0') > 1 then
+  redis.call('HINCRBY', KEYS[1], 'attempts', -1)
+end
+return 0
+"""
+
 
 class RedisJournal:
     """`InboundJournal` on Redis; the hash expiry is the retention (>= 24 h)."""
@@ -70,6 +80,7 @@ class RedisJournal:
         self.owner = uuid.uuid4().hex
         self._claim = self.redis.register_script(_CLAIM)
         self._set_lease = self.redis.register_script(_SET_LEASE)
+        self._forgive = self.redis.register_script(_FORGIVE)
 
     async def init(self) -> None:
         """Check the connection (fails fast with a clear error at start)."""
@@ -103,6 +114,10 @@ class RedisJournal:
             keys=[PREFIX + message_id, PENDING], args=[self.owner, expired, message_id]
         )
 
+    async def forgive_attempt(self, message_id: str) -> None:
+        """One takeover fewer counted (see `InboundJournal.forgive_attempt`)."""
+        await self._forgive(keys=[PREFIX + message_id])
+
     async def done(self, message_id: str) -> None:
         """Mark done, drop the payload and leave the pending index."""
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -111,12 +126,13 @@ class RedisJournal:
             pipe.zrem(PENDING, message_id)
             await pipe.execute()
 
-    async def reclaim_expired(self, limit: int = 50) -> list[str]:
+    async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Retake expired unfinished claims from any replica; returns their payloads."""
         now = time.time()
-        ids = await self.redis.zrangebyscore(PENDING, "-inf", now, start=0, num=limit)
+        num = limit + len(exclude)
+        ids = await self.redis.zrangebyscore(PENDING, "-inf", now, start=0, num=num)
         won: list[str] = []
-        for message_id in ids:
+        for message_id in [m for m in ids if m not in exclude][:limit]:
             if not await self.redis.exists(PREFIX + message_id):
                 await self.redis.zrem(PENDING, message_id)  # expired past the retention
                 continue
