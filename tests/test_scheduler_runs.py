@@ -153,3 +153,40 @@ def test_run_keys_are_exact_to_the_microsecond() -> None:
     key = RunKey.of("daily", FIRE + timedelta(microseconds=7))
     assert key.fire_us % 1_000_000 == 7
     assert key.fire_time(UTC) == FIRE + timedelta(microseconds=7)
+
+
+class _HangingAgent:
+    """An agent whose turn never ends by itself; notes when it started and when it was stopped."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.stopped = asyncio.Event()
+
+    async def __call__(self, session_id: str, user_input: str, ctx: Any) -> Any:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.stopped.set()
+
+
+async def test_a_run_whose_claim_was_retaken_stops_without_posting(
+    factory: Callable[..., Any],
+) -> None:
+    agent, notes = _HangingAgent(), RecordingNotifier()
+    svc = factory(agent=agent, notifier=notes)
+    await svc.start()
+    await svc.create("slow", "p", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
+    await svc.set_next_run_time("slow", datetime.now(UTC))
+    await asyncio.wait_for(agent.started.wait(), 10)
+    async with svc.journal._db.engine.begin() as conn:  # what the replica that re-took it writes
+        await conn.execute(
+            sa.update(scheduler_runs)
+            .where(scheduler_runs.c.job_id == "slow")
+            .values(holder="other")
+        )
+    await asyncio.wait_for(agent.stopped.wait(), 10)  # at the next renewal (a third of 1 s)
+    assert await svc.idle(10)
+    assert notes.sent == []  # the replica that holds the claim now delivers, not this one
+    [row] = await _rows(svc)
+    assert (row.holder, row.done_at) == ("other", None)

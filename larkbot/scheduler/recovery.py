@@ -20,7 +20,7 @@ from larkbot.logs import get_logger
 from larkbot.scheduler.delivery import failure_text, message_uuid
 from larkbot.scheduler.execute import ScheduleService as Firing
 from larkbot.scheduler.execute import deliver, tell_missed
-from larkbot.scheduler.runs import OpenRun, RunJournal
+from larkbot.scheduler.runs import OpenRun, RunJournal, RunKey
 
 log = get_logger(__name__)
 MAX_ATTEMPTS = 3  # starts of one tick before it is given up (each one's replica died)
@@ -42,6 +42,10 @@ class ScheduleService(Firing, Protocol):
 
     def track(self, task: asyncio.Task[Any]) -> None:
         """Hold a run's task (drained at stop)."""
+        ...
+
+    def abandon(self, key: RunKey) -> None:
+        """Stop the run of `key` here if it is still running: another replica has it now."""
         ...
 
 
@@ -86,8 +90,10 @@ class RunKeeper:
                 log.warning("schedule_runs_error", exc_info=True)
 
     async def tick(self) -> None:
-        """One round: renew, then (leader only) re-take expired runs and prune old ones."""
-        await self._journal.renew()
+        """One round: renew (stopping runs another replica re-took), then (leader only) re-take
+        expired runs and prune old ones."""
+        for key in await self._journal.renew():
+            self._service.abandon(key)
         if not self._service.is_leader:
             return
         for run in await self._journal.expired():

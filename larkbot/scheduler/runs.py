@@ -41,6 +41,7 @@ from larkbot.storage.group_commit import GroupCommit
 
 log = get_logger(__name__)
 CHUNK = 400  # keys per statement: well inside SQLite's and asyncpg's bound-parameter limits
+DONE_GROUP = 25  # done marks per commit, as many runs as the launcher starts per iteration
 
 scheduler_runs = Table(
     "scheduler_runs",
@@ -102,7 +103,10 @@ class RunJournal:
         self._lock = threading.Lock()  # held/won are filled by the pass's worker thread
         self._held: set[RunKey] = set()  # claimed here and not finished: renewed
         self._won: set[RunKey] = set()  # claimed by the pass, not yet handed to the executor
-        self._done: GroupCommit[RunKey, None] = GroupCommit(self._flush_done, "scheduled run")
+        # small groups: a commit resolves its waiters' runs in one loop iteration (loop lag)
+        self._done: GroupCommit[RunKey, None] = GroupCommit(
+            self._flush_done, "scheduled run", max_group=DONE_GROUP
+        )
 
     # The wakeup pass (worker thread, synchronous engine).
     def claim_due(self, jobs: list[Any], now: datetime) -> None:
@@ -147,24 +151,31 @@ class RunJournal:
         with self._lock:
             self._held.add(key)
 
-    async def renew(self) -> int:
-        """Extend the lease of every run in flight here; returns how many rows were renewed."""
-        await self._db.clock.sync()  # leases in the database's time (`storage/clock.py`)
+    async def renew(self) -> set[RunKey]:
+        """Extend the lease of every run in flight here; returns the ones this replica lost
+        (another re-took them, its lease having run out under a stalled replica) or finished."""
         with self._lock:
             keys = list(self._held)
-        t, renewed = scheduler_runs, 0
+        if not keys:
+            return set()
+        await self._db.clock.sync()  # leases in the database's time (`storage/clock.py`)
+        t, renewed = scheduler_runs, set[RunKey]()
         until = self._db.clock.now() + self.lease
         async with self._db.engine.begin() as conn:
             for i in range(0, len(keys), CHUNK):
                 chunk = [(k.job_id, k.fire_us) for k in keys[i : i + CHUNK]]
-                done = await conn.execute(
+                rows = await conn.execute(
                     update(t)
                     .where(t.c.holder == self.holder, t.c.done_at.is_(None))
                     .where(tuple_(t.c.job_id, t.c.fire_us).in_(chunk))
                     .values(lease_until=until)
+                    .returning(t.c.job_id, t.c.fire_us)
                 )
-                renewed += done.rowcount or 0
-        return renewed
+                renewed.update(RunKey(r.job_id, r.fire_us) for r in rows)
+        lost = set(keys) - renewed
+        with self._lock:
+            self._held -= lost
+        return lost
 
     async def finish(self, key: RunKey) -> None:
         """Mark the run done (its result was delivered); a failure is logged, and the run re-runs

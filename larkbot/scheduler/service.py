@@ -88,6 +88,7 @@ class ScheduleService:
         self._keeper = RunKeeper(self, self.journal)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runs: set[asyncio.Task[Any]] = set()
+        self._undelivered: dict[RunKey, asyncio.Task[Any]] = {}  # running runs, by tick
         self._down = asyncio.Event()
         self._started = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -283,12 +284,30 @@ class ScheduleService:
         task = asyncio.current_task()
         if task is not None:
             self._runs.add(task)
+        key = RunKey.of(job["job_id"], job["fire_time"])
+        run = asyncio.create_task(run_job(self, **job), name=f"schedule-run:{key.job_id}")
+        self._undelivered[key] = run
         try:
-            await run_job(self, **job)
-            await self.journal.finish(RunKey.of(job["job_id"], job["fire_time"]))
+            try:
+                await run
+            except asyncio.CancelledError:
+                if not run.cancelled() or (task is not None and task.cancelling()):
+                    raise  # we are being stopped
+                return  # abandoned: the replica that re-took the tick delivers it
+            finally:
+                self._undelivered.pop(key, None)
+            await self.journal.finish(key)
         finally:
             if task is not None:
                 self._runs.discard(task)
+
+    def abandon(self, key: RunKey) -> None:
+        """Stop the run of `key` if it is still running here (its claim was re-taken by the
+        leader after its lease ran out under this stalled replica): the new holder delivers."""
+        run = self._undelivered.pop(key, None)
+        if run is not None:
+            log.warning("schedule_run_abandoned", job_id=key.job_id, reason="claim re-taken")
+            run.cancel()
 
     def track(self, task: asyncio.Task[Any]) -> None:
         """Count a task as a run (a re-run's; `idle` and the drain wait for it)."""
