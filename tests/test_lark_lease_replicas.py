@@ -66,3 +66,35 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
         assert await a.app.journal.status("om_pp") == "done"
     assert fake_lark.texts() == ["the answer"]
     assert len(calls) == lapses + 1  # one run per holder, none past the loss of its claim
+
+
+async def test_claim_that_vanished_from_redis_is_still_answered(
+    home: Path, tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    # Regression: Redis restarted without its data while a turn ran; the renewal found no
+    # claim and the turn dropped its answer, though nobody else had the message and Lark
+    # would not send it again.
+    import redis.asyncio as redis
+
+    from tests.lark_harness import redis_server
+
+    asked = asyncio.Event()
+
+    def respond(body: object) -> Reply:
+        asked.set()
+        return Reply(text="still answered", delay=1.0)  # > a renewal period of LEASE
+
+    fake_llm.responder = respond
+    with redis_server(tmp_path) as url:
+        settings = settings_for(
+            home, fake_lark.domain, fake_llm.base_url, storage={"redis_url": url}
+        )
+        async with Served(settings, LEASE) as s:
+            assert (await s.post_event(message_event("hi", message_id="om_gone")))[0] == 200
+            await asyncio.wait_for(asked.wait(), 10)
+            client = redis.from_url(url)
+            await client.flushall()  # what a restart without persistence leaves
+            await client.aclose()
+            await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
+            assert await s.app.dispatcher.join(5)
+    assert fake_lark.texts() == ["still answered"]

@@ -286,7 +286,7 @@ class Dispatcher:
 
     async def _renew(self, message_id: str) -> None:
         try:
-            if await self.journal.renew(message_id):
+            if await self.runner.still_ours(message_id):
                 return
         except Exception:
             log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)

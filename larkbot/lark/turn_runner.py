@@ -130,10 +130,16 @@ class TurnRunner:
         except Exception:  # storage trouble: the takeover stays counted, nothing else breaks
             log.warning("lark_forgive_failed", message_id=message_id, exc_info=True)
 
+    async def still_ours(self, message_id: str) -> bool:
+        """Renew the claim; False when another replica holds it now, or it was answered or
+        recalled. An entry that vanished (Redis restarted without its data) is still ours:
+        nobody else has it, and Lark will not send the message again."""
+        return await self.journal.renew(message_id) or await self.journal.status(message_id) is None
+
     async def _still_ours(self, message_id: str) -> bool:
         """False only when the claim is provably no longer this replica's."""
         try:
-            return await self.journal.renew(message_id)
+            return await self.still_ours(message_id)
         except Exception:  # storage trouble: deliver rather than lose the answer
             log.warning("lark_lease_check_failed", message_id=message_id, exc_info=True)
             return True
