@@ -23,6 +23,7 @@ from larkbot.logs import get_logger
 log = get_logger("larkbot.lark.turn")
 DONE_ATTEMPTS = 6  # journal.done tries before the turn is left to re-run
 FORGIVEN_KEPT = 10_000  # message ids remembered as forgiven (then the memory starts afresh)
+FORGIVE_AT_MOST = 3  # takeovers forgiven per message by one replica (see `forgive`)
 
 
 class TurnRunner:
@@ -46,7 +47,7 @@ class TurnRunner:
         self.lark = lark
         self.inputs = inputs
         self.stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
-        self._forgiven: set[str] = set()
+        self._forgiven: dict[str, int] = {}  # message id → takeovers forgiven here
 
     async def run(self, msg: InboundMessage, sid: str) -> None:
         """Run `msg` as one turn of session `sid` and deliver (or release) its answer."""
@@ -118,13 +119,15 @@ class TurnRunner:
 
     async def forgive(self, message_id: str) -> None:
         """This replica, alive, lost or retook its own lapsed claim: that takeover is no failed
-        attempt (`InboundJournal.forgive_attempt`). Once per message here, so a message whose
-        turn starves every replica still ends, after MAX_ATTEMPTS plus one run per replica."""
-        if message_id in self._forgiven:
+        attempt (`InboundJournal.forgive_attempt`). At most FORGIVE_AT_MOST times per message
+        here, so a message whose turn stalls every replica still ends (after MAX_ATTEMPTS plus
+        that many runs per replica)."""
+        forgiven = self._forgiven.get(message_id, 0)
+        if forgiven >= FORGIVE_AT_MOST:
             return
         if len(self._forgiven) >= FORGIVEN_KEPT:
             self._forgiven.clear()
-        self._forgiven.add(message_id)
+        self._forgiven[message_id] = forgiven + 1
         try:
             await self.journal.forgive_attempt(message_id)
         except Exception:  # storage trouble: the takeover stays counted, nothing else breaks
