@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -25,7 +26,7 @@ from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
-from larkbot.tasks import cancel_and_wait
+from larkbot.tasks import cancel_and_wait, wait_bounded
 
 log = get_logger("larkbot.lark.dispatcher")
 
@@ -67,7 +68,6 @@ class Dispatcher:
         self.notify = notify
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._claims: set[asyncio.Task[bool]] = set()
         self._notices: set[asyncio.Task[None]] = set()
         # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
         # the journal hand them out again, but this replica must never run one twice.
@@ -99,9 +99,8 @@ class Dispatcher:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
-        claim = asyncio.create_task(self._claim(item))
-        self._claims.add(claim)
-        claim.add_done_callback(self._claim_done)
+        claim = self.journal.claim_soon(msg.message_id, msg.to_json())
+        claim.add_done_callback(functools.partial(self._claim_settled, item))
         return "queued" if await self._durable(claim) else "duplicate"
 
     async def _durable(self, claim: asyncio.Future[bool]) -> bool:
@@ -112,26 +111,21 @@ class Dispatcher:
         A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
         """
         try:
-            return await asyncio.wait_for(asyncio.shield(claim), self.ack_deadline)
+            return await wait_bounded(claim, self.ack_deadline)
         except TimeoutError:
             raise ClaimPending(
                 f"journal claim not committed within {self.ack_deadline} s"
             ) from None
 
-    async def _claim(self, item: Queued) -> bool:
-        try:
-            claimed = await self.journal.claim(item.msg.message_id, item.msg.to_json())
-        except BaseException:
+    def _claim_settled(self, item: Queued, claim: asyncio.Future[bool]) -> None:
+        """The claim committed or failed: the turn may run, or must wait for Lark's resend."""
+        failed = claim.cancelled() or claim.exception() is not None
+        if failed:
             self._unhold(item)  # Lark's redelivery must be claimed afresh, not be a "duplicate"
-            item.claimed.set_result(False)
-            raise
-        item.claimed.set_result(claimed)
-        return claimed
-
-    def _claim_done(self, task: asyncio.Task[bool]) -> None:
-        self._claims.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("lark_claim_failed", exc_info=task.exception())
+            if not claim.cancelled():
+                log.error("lark_claim_failed", exc_info=claim.exception())
+        if not item.claimed.done():
+            item.claimed.set_result(not failed and claim.result())
 
     async def _follows_topic(self, msg: InboundMessage) -> bool:
         """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
