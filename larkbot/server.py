@@ -115,6 +115,11 @@ async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | 
 
 async def handle_events(request: web.Request) -> web.Response:
     """Verify, then hand the event off and answer 200 at once (the turn runs in the background)."""
+    with request.app[APP_KEY].ingress.acking():  # turns wait to start until the 200 is out
+        return await _handle_event(request)
+
+
+async def _handle_event(request: web.Request) -> web.Response:
     checked = await _authenticated(request, card=False)
     if isinstance(checked, web.Response):
         return checked

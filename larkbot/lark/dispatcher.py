@@ -18,6 +18,7 @@ from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.ingress import Ingress
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
@@ -55,6 +56,7 @@ class Dispatcher:
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
         notify: Notify | None = None,  # limit notices
+        ingress: Ingress | None = None,  # events being acknowledged: turns start after them
         ack_deadline: float = 2.0,
     ) -> None:
         self.journal = journal
@@ -66,6 +68,7 @@ class Dispatcher:
         self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
         self.fair = SenderLimits(limits)
         self.notify = notify
+        self.ingress = ingress or Ingress()
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._notices: set[asyncio.Task[None]] = set()
@@ -239,6 +242,7 @@ class Dispatcher:
 
     async def _run_item(self, item: Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
+        await self.ingress.calm()  # acknowledgements in progress go first (bounded)
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone
