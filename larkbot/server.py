@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -183,6 +184,16 @@ async def handle_metrics(request: web.Request) -> web.Response:
 LOOP_SWITCH_INTERVAL = 0.0005
 
 
+def freeze_startup_heap() -> None:
+    """Keep what start-up built (modules, clients, engines) out of every later garbage collection.
+
+    A full collection walked ~180,000 long-lived objects and stopped the loop for up to 287 ms
+    (three of them during 750 webhook events); frozen, they are never scanned again.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 async def _start_worker_threads(_web_app: web.Application) -> None:
     """Start the default executor's threads now: `to_thread` starting one later makes the loop
     wait until the new thread runs, which on a loaded machine took a third of a second."""
@@ -226,6 +237,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         log.error("start_failed", error=f"{type(err).__name__}: {err}", exc_info=True)
         return 1
     await warn_misconfiguration(app)
+    freeze_startup_heap()
     cfg = settings.server
     runner = web.AppRunner(
         create_app(app),
