@@ -130,7 +130,7 @@ async def _larkbot(lark_domain: str, llm_url: str, storage_url: str, offset: int
     """One larkbot run on a fresh home (and database): acks, then until every turn is done."""
     from pathlib import Path
 
-    from larkbot.server import freeze_startup_heap
+    from larkbot.heap import freeze_startup_heap
     from tests.lark_harness import Served, settings_for
 
     home = Path(tempfile.mkdtemp(prefix="larkbot-bench-"))

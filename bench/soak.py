@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     # a replica killed mid-answer leaves the fake model writing to a closed socket: expected
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
     plan = SoakPlan()
-    if "--kill-leader" in args:  # shows that a job run in flight on the leader is lost
+    if "--kill-leader" in args:  # a job run in flight on the leader: re-run elsewhere, once
         plan = dataclasses.replace(plan, victim="leader")
     sizes = [a for a in args if a.isdigit()]
     if sizes:

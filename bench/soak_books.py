@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from bench.soak_jobs import job_chat
 from bench.soak_plan import Series, SoakResult
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def check(soak: Soak, sender: Sender, ticker: JobTicker, proxy: Proxy) -> SoakRe
     result.series.append(latency(redelivered & set(sent), "sent 4x at once to 3 replicas"))
     interrupted = _in_flight_at_kill(soak)
     result.series.append(latency(interrupted, "in flight at the kill -9 (finished elsewhere)"))
-    if "killed" in marks and not interrupted:
+    jobs_cut = _jobs_in_flight_at_kill(soak)
+    if "killed" in marks and not (interrupted or jobs_cut):
         result.failures.append("the kill -9 landed between turns: nothing was in flight")
     around = {
         m
@@ -76,6 +78,7 @@ def check(soak: Soak, sender: Sender, ticker: JobTicker, proxy: Proxy) -> SoakRe
         "duplicated": len(doubled),
         "ticks": ticks,
         "job runs": job_runs,
+        "job runs in flight at the kill -9 (re-run elsewhere)": jobs_cut,
         "turns run twice (re-taken after the kill)": sum(
             1 for token, n in asked.items() if token.startswith("m") and n > 1
         ),
@@ -102,6 +105,24 @@ def _redelivered(events: int, redelivered: int) -> list[str]:
         return []
     every = max(1, events // redelivered)
     return [f"m{i}" for i in range(events) if i % every == every // 2]
+
+
+def _jobs_in_flight_at_kill(soak: Soak) -> int:
+    """Job runs whose model call reached the victim and whose job posted nothing since, by then."""
+    killed = soak.marks.get("killed")
+    if killed is None:
+        return 0
+    latest: dict[str, float] = {}
+    for token, when in soak.asked[soak.victim]:
+        if token.startswith("job") and when <= killed:
+            latest[token] = when
+    return sum(
+        1
+        for token, asked in latest.items()
+        if not any(
+            asked <= a <= killed for a in soak.lark.arrivals.get(job_chat(int(token[3:])), [])
+        )
+    )
 
 
 def _in_flight_at_kill(soak: Soak) -> set[str]:

@@ -13,7 +13,7 @@ from larkbot.scheduler import ScheduleService
 from larkbot.storage.db import Database
 from tests.lark_harness import OWNER
 
-TICK_BOUND = 90.0  # a tick may wait for a killed leader's lease (30 s) plus a poll or two
+TICK_BOUND = 90.0  # a tick may wait for a killed leader's leases (10 s) plus polls: ample
 
 
 def job_chat(j: int) -> str:

@@ -18,7 +18,7 @@ class SoakPlan:
     tick_pause: float = 3.0  # after a job's tick fired, the next tick is due this much later
     llm_delay: float = 0.2  # the fake model's answer time: turns overlap, a kill lands mid-turn
     kill_at: float = 0.3  # when this share of the messages is out, replica `victim` is kill -9-ed
-    # the leader is `--kill-leader`: a job run in flight there is lost (at most once), see README
+    # the leader is `--kill-leader`: killed while a job run is in flight; another replica re-runs it
     victim: Literal["leader", "follower"] = "follower"  # which replica the kill -9 hits
     restart_after: float = 1.0  # seconds the killed replica stays down
     redis_at: float = 0.6  # when this share is out, Redis restarts

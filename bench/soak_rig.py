@@ -117,12 +117,13 @@ class Redis:
 
 
 def replica_config(port: int, lark: str, llm: str, pg_url: str, redis_url: str) -> str:
-    """config.yaml of one replica: the fakes, the shared stores, a short claim lease."""
+    """config.yaml of one replica: the fakes, the shared stores, short claim and job leases."""
     return (
         f"server: {{host: 127.0.0.1, port: {port}, drain_seconds: 5}}\n"
         f"lark: {{app_id: cli_test, app_secret: secret, encrypt_key: '{ENCRYPT_KEY}',\n"
         f"  verification_token: {TOKEN}, domain: '{lark}', streaming: false,\n"
         "  claim_lease_seconds: 10}\n"
+        "scheduler: {lease_seconds: 10, poll_seconds: 2}\n"
         f"owner: {{open_ids: [{OWNER}]}}\n"
         f"llm: {{base_url: '{llm}', api_key: sk-test, max_retries: 0}}\n"
         f"storage: {{url: '{pg_url}', redis_url: '{redis_url}'}}\n"

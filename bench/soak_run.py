@@ -178,13 +178,19 @@ class Soak:
         await asyncio.gather(*pending)
 
     async def _kill(self) -> None:
-        """kill -9 the victim right after its model got a request (so a turn is in flight)."""
+        """kill -9 the victim right after its model got a request (so a turn is in flight); the
+        leader right after a scheduled job's request (so a job run is in flight)."""
         leader = self.plan.victim == "leader"
         victim = next((r for r in self.replicas if r.leads() == leader), self.replicas[-1])
         self.victim = victim.index
-        seen = len(self.asked[victim.index])
-        async with asyncio.timeout(30):
-            while len(self.asked[victim.index]) == seen:
+        asked = self.asked[victim.index]
+        seen = len(asked)
+
+        def fresh() -> bool:
+            return any(leader <= t.startswith("job") for t, _ in asked[seen:])
+
+        async with asyncio.timeout(60):
+            while not fresh():
                 await asyncio.sleep(0.005)  # poll: a fresh model request at the victim
         await victim.kill9()
         self.marks["killed"] = time.monotonic()

@@ -19,6 +19,7 @@ from larkbot.config_sections import (
     LimitsConfig,
     PriceConfig,
     ProviderName,
+    SchedulerConfig,
     Section,
     WebConfig,
 )
@@ -187,14 +188,6 @@ class AgentConfig(Section):
     history_max_tokens: int = Field(0, ge=0)  # 0: half the model's context window
     max_tool_calls_per_reply: int = Field(16, ge=1, le=128)  # the rest refused, with a reason
     system_prompt_extra: str = ""
-
-
-class SchedulerConfig(Section):
-    """`scheduler:` timezone and misfire policy of scheduled tasks."""
-
-    enabled: bool = True
-    timezone: str = "Asia/Shanghai"
-    misfire_grace_seconds: int = Field(600, ge=1)
 
 
 class EmbeddingsConfig(Section):

@@ -1,11 +1,12 @@
-"""Config sections kept out of config.py: web, browser, desktop, LLM fallbacks, prices, limits."""
+"""Config sections kept out of config.py: web, browser, desktop, LLM fallbacks, prices, limits,
+the scheduler."""
 
 from __future__ import annotations
 
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 ProviderName = Literal[
     "auto", "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "ollama", "vllm", "azure"
@@ -77,3 +78,25 @@ class LimitsConfig(Section):
     queued_per_chat: int = Field(10, ge=1)  # non-owners' turns waiting or running in one chat
     turns_per_minute_per_chat: int = Field(20, ge=1)
     owner_reserved_turns: int = Field(2, ge=0)  # of lark.max_concurrent_turns, owners' only
+
+
+class SchedulerConfig(Section):
+    """`scheduler:` timezone, misfire policy and the leases of scheduled tasks."""
+
+    enabled: bool = True
+    timezone: str = "Asia/Shanghai"
+    misfire_grace_seconds: int = Field(600, ge=1)
+    # The leader's lease and each job run's claim: a replica that dies holding them is taken
+    # over once they run out (renewed every poll / third of the lease while it lives).
+    lease_seconds: float = Field(30.0, gt=0)
+    poll_seconds: float = Field(5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _lease_outlives_polls(self) -> SchedulerConfig:
+        """A live leader renews at every poll, so the lease must span more than two of them."""
+        if self.lease_seconds <= 2 * self.poll_seconds:
+            raise ValueError(
+                f"lease_seconds ({self.lease_seconds:g}) must exceed twice poll_seconds "
+                f"({self.poll_seconds:g})"
+            )
+        return self

@@ -36,3 +36,4 @@ class LarkAPIError(LarkBotError):
         self.msg = msg
         self.log_id = log_id
         self.http_status = http_status
+        self.unanswered = False  # the call went out but no answer came (e.g. a read timeout)

@@ -181,7 +181,7 @@ async def test_cardkit_streaming_flow(fake_lark: FakeLark, client: LarkClient):
 async def test_retry_after_ambiguous_failure_cannot_post_twice(fake_lark: FakeLark, http):
     # Lark accepted the first attempt but the answer was lost (a 5xx here): same uuid on retry.
     fake_lark.set_latency(0.3, SEND)
-    slow = RetryPolicy(attempts=3, backoff_base=0.01, timeout=0.1)
+    slow = RetryPolicy(attempts=3, backoff_base=0.01, timeout=0.1, settle_seconds=0.0)
     client = LarkClient(http, fake_lark.domain, "cli_test", "secret", retry=slow)
     with pytest.raises(LarkAPIError):
         await client.send("oc_1", "text", {"text": "a"})

@@ -149,3 +149,32 @@ async def test_storage_errors_do_not_carry_message_text(db: Database) -> None:
         async with db.engine.begin() as conn:
             await conn.execute(sa.insert(inbound).values(**row))
     assert "my private words" not in str(err.value)
+
+
+async def test_takeover_from_a_live_holder_is_forgiven(pair: list[InboundJournal]) -> None:
+    # A holder that finds its claim retaken (it was starved, not dead) forgives the takeover:
+    # the message is retaken from live holders more than MAX_ATTEMPTS times and never fails.
+    a, b = pair
+    assert await a.claim("om_1", "p")
+    for holder, taker in [(a, b), (b, a)] * MAX_ATTEMPTS:
+        await holder.release("om_1")  # its lease lapsed
+        assert await taker.reclaim_expired() == ["p"]
+        assert not await holder.renew("om_1")  # the journal tells the holder it lost it
+        await holder.forgive_attempt("om_1")
+    assert await a.status("om_1") == "claimed"
+    await a.done("om_1")
+    await a.forgive_attempt("om_1")  # no effect once done
+    assert await a.status("om_1") == "done"
+
+
+async def test_reclaim_leaves_the_claims_running_here_alone(pair: list[InboundJournal]) -> None:
+    # A replica busy past its lease must not take over (and count an attempt against) its own
+    # running turn, nor give it up: the next renewal extends the lease.
+    a, b = pair
+    for message_id in ("om_1", "om_2"):
+        assert await a.claim(message_id, message_id)
+        await a.release(message_id)
+    for _ in range(MAX_ATTEMPTS + 1):
+        assert await a.reclaim_expired(exclude={"om_1", "om_2"}) == []
+    assert await a.renew("om_1") and await a.status("om_1") == "claimed"
+    assert await b.reclaim_expired() == ["om_2"]  # another replica still may

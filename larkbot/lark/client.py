@@ -50,6 +50,16 @@ def idempotency_key(uuid: str | None) -> str:
     return uuid if len(uuid) <= UUID_MAX else hashlib.sha256(uuid.encode()).hexdigest()[:UUID_MAX]
 
 
+def with_op_uuid(card_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with the `uuid` of this CardKit operation (its card, sequence and content).
+
+    A retry of an update whose answer was lost is then deduplicated by Lark rather than
+    refused for reusing its sequence (300317), which would end the live card for nothing.
+    """
+    op = json.dumps([card_id, body], sort_keys=True, ensure_ascii=False)
+    return {**body, "uuid": hashlib.sha256(op.encode()).hexdigest()[:UUID_MAX]}
+
+
 def _seg(value: str) -> str:
     """One URL path segment (ids come from Lark events, i.e. from outside)."""
     return quote(value, safe="")
@@ -116,7 +126,7 @@ class LarkClient:
         }
         params = {"receive_id_type": receive_id_type}
         resp = await self.transport.request(
-            "POST", MESSAGES, params=params, json=body, chat=receive_id
+            "POST", MESSAGES, params=params, json=body, chat=receive_id, idempotent=True
         )
         return _required(_data(resp), "message_id", "send")
 
@@ -141,9 +151,9 @@ class LarkClient:
         }
         if reply_in_thread:
             body["reply_in_thread"] = True
-        resp = await self.transport.request(
-            "POST", f"{MESSAGES}/{_seg(message_id)}/reply", json=body, chat=chat_id or message_id
-        )
+        path = f"{MESSAGES}/{_seg(message_id)}/reply"
+        chat = chat_id or message_id
+        resp = await self.transport.request("POST", path, json=body, chat=chat, idempotent=True)
         return _required(_data(resp), "message_id", "reply")
 
     async def patch(self, message_id: str, card: dict[str, Any] | str) -> None:
@@ -153,6 +163,7 @@ class LarkClient:
             f"{MESSAGES}/{_seg(message_id)}",
             json={"content": to_content(card)},
             chat=f"patch:{message_id}",
+            idempotent=True,  # the whole card each time: twice is the same as once
         )
 
     async def get_message_items(self, message_id: str) -> list[dict[str, Any]]:
@@ -237,24 +248,22 @@ class LarkClient:
         )
         return _required(_data(resp), "card_id", "create card")
 
-    async def stream_text(
-        self, card_id: str, element_id: str, text: str, sequence: int, uuid: str | None = None
-    ) -> None:
+    async def stream_text(self, card_id: str, element_id: str, text: str, sequence: int) -> None:
         """Set the FULL text of a streaming element; `sequence` must rise on every card op."""
-        body: dict[str, Any] = {"content": text, "sequence": sequence}
-        if uuid:
-            body["uuid"] = uuid
+        body = with_op_uuid(card_id, {"content": text, "sequence": sequence})
         path = f"{CARDS}/{_seg(card_id)}/elements/{_seg(element_id)}/content"
-        await self.transport.request("PUT", path, json=body)
+        await self.transport.request("PUT", path, json=body, idempotent=True)
 
     async def update_card_settings(
         self, card_id: str, settings: dict[str, Any], sequence: int
     ) -> None:
         """PATCH card settings, e.g. `{"config": {"streaming_mode": False}}`."""
-        body = {"settings": to_content(settings), "sequence": sequence}
-        await self.transport.request("PATCH", f"{CARDS}/{_seg(card_id)}/settings", json=body)
+        body = with_op_uuid(card_id, {"settings": to_content(settings), "sequence": sequence})
+        path = f"{CARDS}/{_seg(card_id)}/settings"
+        await self.transport.request("PATCH", path, json=body, idempotent=True)
 
     async def update_card(self, card_id: str, card: dict[str, Any], sequence: int) -> None:
         """Replace a card entity's whole JSON."""
-        body = {"card": {"type": "card_json", "data": to_content(card)}, "sequence": sequence}
-        await self.transport.request("PUT", f"{CARDS}/{_seg(card_id)}", json=body)
+        spec = {"type": "card_json", "data": to_content(card)}
+        body = with_op_uuid(card_id, {"card": spec, "sequence": sequence})
+        await self.transport.request("PUT", f"{CARDS}/{_seg(card_id)}", json=body, idempotent=True)

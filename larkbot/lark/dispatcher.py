@@ -38,6 +38,7 @@ class ClaimPending(Exception):
 
 Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
 RENEW_AT_ONCE = 64  # lease renewals in flight together (one round trip each)
+LOST = "lost"  # Queued.stopped: another replica holds the claim now (it answers, not us)
 
 
 class Dispatcher:
@@ -255,7 +256,7 @@ class Dispatcher:
                         raise  # the worker itself is cancelled (drain)
                 except Exception:  # one broken turn must not strand the session
                     log.error("lark_turn_crashed", message_id=item.msg.message_id, exc_info=True)
-        if item.stopped:  # never re-run, never answered
+        if item.stopped and item.stopped != LOST:  # never re-run, never answered
             await self.runner.mark_done(item.msg.message_id)
         if item.stopped == "recalled" and item.task is not None and self.sessions is not None:
             # what was recalled must not stay in the history (a shared one, in groups)
@@ -267,8 +268,14 @@ class Dispatcher:
         A turn waiting behind a long one in its session (or for the global bound) holds its
         claim too: were its lease to run out, another replica would run it out of order, twice.
         """
+        period = self.journal.lease_seconds / 3
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         while self._held:
-            await asyncio.sleep(self.journal.lease_seconds / 3)
+            # At a fixed rate: the time the renewals took comes out of the next wait, so a
+            # slow round of them does not push the next one past the lease.
+            await asyncio.sleep(max(0.0, began + period - loop.time()))
+            began = loop.time()
             held = [m for m, i in self._held.items() if i.claimed.done() and i.claimed.result()]
             # Concurrently: one by one, a backlog of hundreds took longer than the lease, so
             # other replicas retook the waiting turns, and the ones here were then abandoned.
@@ -277,16 +284,32 @@ class Dispatcher:
 
     async def _renew(self, message_id: str) -> None:
         try:
-            await self.journal.renew(message_id)
+            if await self.journal.renew(message_id):
+                return
         except Exception:
             log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
+            return
+        await self._claim_lost(message_id)
+
+    async def _claim_lost(self, message_id: str) -> None:
+        """The journal says another replica holds the claim now (our lease lapsed while this
+        replica was starved), or it was answered or recalled there: stop the turn here before
+        it posts anything (a live card included), and do not count that takeover as a crash."""
+        item = self._held.get(message_id)
+        if item is None or item.stopped:
+            return
+        log.warning("lark_claim_lost", message_id=message_id)
+        item.stopped = LOST
+        if item.task is not None:
+            item.task.cancel()
+        await self.runner.forgive(message_id)
 
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
         if not self.accepting:
             return 0
         queued = 0
-        for payload in await self.journal.reclaim_expired():
+        for payload in await self.journal.reclaim_expired(exclude=set(self._held)):
             try:
                 msg = InboundMessage.from_json(payload)
             except (ValueError, TypeError):
@@ -294,6 +317,7 @@ class Dispatcher:
                 continue
             if msg.message_id in self._held:  # its lease lapsed, but the turn is still here
                 log.warning("lark_lease_lapsed_locally", message_id=msg.message_id)
+                await self.runner.forgive(msg.message_id)  # we retook our own live claim
                 continue
             await self.resume(msg)
             queued += 1

@@ -13,8 +13,8 @@ Claims sit on the webhook's ack path, so the SQL ones commit concurrent claims t
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
+from collections.abc import Collection
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -60,11 +60,20 @@ class InboundJournal(Protocol):
     async def release(self, message_id: str) -> None:
         """End the lease now (turn interrupted on shutdown) so recovery can retake it at once."""
 
+    async def forgive_attempt(self, message_id: str) -> None:
+        """The last takeover was from a holder that is alive (its lease lapsed while it was
+        starved of CPU or storage): do not count it against MAX_ATTEMPTS, which is for turns
+        that kill their replica. No effect once the message is done or failed."""
+
     async def done(self, message_id: str) -> None:
         """The reply was delivered: redeliveries are dropped from now on."""
 
-    async def reclaim_expired(self, limit: int = 50) -> list[str]:
-        """Take over unfinished claims whose lease expired; returns their payloads."""
+    async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
+        """Take over unfinished claims whose lease expired; returns their payloads.
+
+        `exclude`: messages whose turn runs here (their lease lapsed while this replica was
+        busy; its next renewal extends it): neither taken over again nor given up on.
+        """
 
     async def status(self, message_id: str) -> str | None:
         """claimed | done | failed, or None when unknown."""
@@ -112,8 +121,9 @@ class PostgresJournal:
         self._prepared: Any = None
 
     async def init(self) -> None:
-        """Create the table."""
+        """Create the table; measure this host's clock against the database's."""
         await self.db.create(inbound)
+        await self.db.clock.sync(force=True)
 
     def _takeover(self, message_id: str, now: float) -> sa.Update:
         return (
@@ -142,7 +152,7 @@ class PostgresJournal:
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         firsts = dict(reversed(rows))  # the same message twice in one group: the first wins
-        now = time.time()
+        now = self.db.clock.now()
         try:
             if self._prepared is None:
                 self._conn = await _connect(self.db.engine)
@@ -174,17 +184,33 @@ class PostgresJournal:
                     inbound.c.owner == self.owner,
                     inbound.c.status == "claimed",
                 )
-                .values(updated_at=time.time(), **values)
+                .values(updated_at=self.db.clock.now(), **values)
             )
             return res.rowcount == 1
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
-        return await self._update_own(message_id, lease_until=time.time() + self.lease_seconds)
+        await self.db.clock.sync()
+        return await self._update_own(
+            message_id, lease_until=self.db.clock.now() + self.lease_seconds
+        )
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
         await self._update_own(message_id, lease_until=0.0)
+
+    async def forgive_attempt(self, message_id: str) -> None:
+        """One takeover fewer counted (see `InboundJournal.forgive_attempt`)."""
+        async with self.db.engine.begin() as conn:
+            await conn.execute(
+                sa.update(inbound)
+                .where(
+                    inbound.c.message_id == message_id,
+                    inbound.c.status == "claimed",
+                    inbound.c.attempts > 1,
+                )
+                .values(attempts=inbound.c.attempts - 1)
+            )
 
     async def done(self, message_id: str) -> None:
         """Mark done and drop the stored message text (it is no longer needed)."""
@@ -192,36 +218,42 @@ class PostgresJournal:
             await conn.execute(
                 sa.update(inbound)
                 .where(inbound.c.message_id == message_id)
-                .values(status="done", payload="", updated_at=time.time())
+                .values(status="done", payload="", updated_at=self.db.clock.now())
             )
 
-    async def reclaim_expired(self, limit: int = 50) -> list[str]:
+    async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
-        now = time.time()
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                sa.update(inbound)
-                .where(
-                    inbound.c.status == "claimed",
-                    inbound.c.lease_until < now,
-                    inbound.c.attempts >= MAX_ATTEMPTS,
-                )
-                .values(status="failed", payload="", updated_at=now)
-            )
+        await self.db.clock.sync()
+        now = self.db.clock.now()
+        async with self.db.engine.connect() as conn:
             rows = (
                 await conn.execute(
-                    sa.select(inbound.c.message_id, inbound.c.payload)
+                    sa.select(inbound.c.message_id, inbound.c.payload, inbound.c.attempts)
                     .where(inbound.c.status == "claimed", inbound.c.lease_until < now)
                     .order_by(inbound.c.created_at)
-                    .limit(limit)
+                    .limit(limit + len(exclude))
                 )
             ).all()
         won: list[str] = []
-        for message_id, payload in rows:
+        for message_id, payload, attempts in [r for r in rows if r[0] not in exclude][:limit]:
             async with self.db.engine.begin() as conn:
-                if (await conn.execute(self._takeover(message_id, now))).rowcount == 1:
+                if attempts >= MAX_ATTEMPTS:
+                    await conn.execute(self._give_up(message_id, now))
+                elif (await conn.execute(self._takeover(message_id, now))).rowcount == 1:
                     won.append(payload)
         return won
+
+    def _give_up(self, message_id: str, now: float) -> sa.Update:
+        return (
+            sa.update(inbound)
+            .where(
+                inbound.c.message_id == message_id,
+                inbound.c.status == "claimed",
+                inbound.c.lease_until < now,
+                inbound.c.attempts >= MAX_ATTEMPTS,
+            )
+            .values(status="failed", payload="", updated_at=now)
+        )
 
     async def status(self, message_id: str) -> str | None:
         """The entry's status."""
@@ -234,7 +266,7 @@ class PostgresJournal:
 
     async def purge(self) -> int:
         """Delete entries created before now - retention."""
-        cutoff = time.time() - self.retention_seconds
+        cutoff = self.db.clock.now() - self.retention_seconds
         async with self.db.engine.begin() as conn:
             res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
             return int(res.rowcount or 0)

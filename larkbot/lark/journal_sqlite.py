@@ -24,7 +24,7 @@ import asyncio
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -58,6 +58,10 @@ _TAKEOVER = f"""
 UPDATE lark_inbound SET owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?
 WHERE message_id = ? AND status = 'claimed' AND lease_until < ? AND attempts < {MAX_ATTEMPTS}
 """
+
+_GIVE_UP = (
+    "UPDATE lark_inbound SET status = 'failed', payload = '', updated_at = ? WHERE message_id = ?"
+)
 
 
 def journal_path(db: Database) -> Path:
@@ -192,6 +196,14 @@ class SqliteJournal:
         """Expire the lease now."""
         await self._update_own(message_id, 0.0)
 
+    async def forgive_attempt(self, message_id: str) -> None:
+        """One takeover fewer counted (see `InboundJournal.forgive_attempt`)."""
+        sql = (
+            "UPDATE lark_inbound SET attempts = attempts - 1 "
+            "WHERE message_id = ? AND status = 'claimed' AND attempts > 1"
+        )
+        await self._write(lambda c: c.execute(sql, (message_id,)))
+
     async def done(self, message_id: str) -> None:
         """Mark done and drop the stored message text (it is no longer needed)."""
         sql = (
@@ -201,30 +213,28 @@ class SqliteJournal:
         args = (time.time(), message_id)
         await self._write(lambda c: c.execute(sql, args))
 
-    async def reclaim_expired(self, limit: int = 50) -> list[str]:
+    async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Retake each expired unfinished claim; give up on ones tried too often."""
+        skip = frozenset(exclude)
         return await self._on_thread(
-            lambda: _transaction(self._connect(), lambda c: self._reclaim(c, limit))
+            lambda: _transaction(self._connect(), lambda c: self._reclaim(c, limit, skip))
         )
 
-    def _reclaim(self, conn: sqlite3.Connection, limit: int) -> list[str]:
+    def _reclaim(self, conn: sqlite3.Connection, limit: int, skip: frozenset[str]) -> list[str]:
         now = time.time()
-        conn.execute(
-            "UPDATE lark_inbound SET status = 'failed', payload = '', updated_at = ? "
-            "WHERE status = 'claimed' AND lease_until < ? AND attempts >= ?",
-            (now, now, MAX_ATTEMPTS),
-        )
         rows = conn.execute(
-            "SELECT message_id, payload FROM lark_inbound WHERE status = 'claimed' "
+            "SELECT message_id, payload, attempts FROM lark_inbound WHERE status = 'claimed' "
             "AND lease_until < ? ORDER BY created_at LIMIT ?",
-            (now, limit),
+            (now, limit + len(skip)),
         ).fetchall()
         lease_until = now + self.lease_seconds
-        return [
-            payload
-            for message_id, payload in rows
-            if conn.execute(_TAKEOVER, (self.owner, lease_until, now, message_id, now)).rowcount
-        ]
+        won: list[str] = []
+        for message_id, payload, attempts in [r for r in rows if r[0] not in skip][:limit]:
+            if attempts >= MAX_ATTEMPTS:
+                conn.execute(_GIVE_UP, (now, message_id))
+            elif conn.execute(_TAKEOVER, (self.owner, lease_until, now, message_id, now)).rowcount:
+                won.append(payload)
+        return won
 
     async def _read(self, sql: str, *args: object) -> object:
         if self._fast is not None:  # a WAL reader never waits for a writer

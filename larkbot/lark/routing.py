@@ -35,7 +35,7 @@ class Queued:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     task: asyncio.Task[None] | None = None  # the running turn
-    stopped: str = ""  # why it must not run on or answer: "recalled" | "stopped"
+    stopped: str = ""  # why it must not run on or answer: "recalled" | "stopped" | "lost"
     owner: bool = False  # the owners' lane: ahead of non-owners' waiting turns
     counted: bool = False  # counted against its sender's and chat's limits until it leaves
 

@@ -34,7 +34,14 @@ INVALID_TOKEN = frozenset({99991661, 99991663, 99991664, 99991671})
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard one call tries: attempts, jittered exponential backoff, rate-limit wait cap."""
+    """How hard one call tries: attempts, jittered exponential backoff, rate-limit wait cap.
+
+    `settle_seconds`: an idempotent call (a send with its `uuid`, a card update) whose outcome
+    is unknown — it went out, no answer came in time — keeps being retried, the same body, past
+    `attempts` until this long after it began: Lark either did it (a retried send is answered
+    with the message the first one created) or does it now, so the outcome is one message, not
+    a failure the turn would report while the message had in fact arrived.
+    """
 
     attempts: int = 4
     backoff_base: float = 0.5
@@ -42,6 +49,7 @@ class RetryPolicy:
     ratelimit_wait_max: float = 10.0
     timeout: float = 10.0
     connect_timeout: float = 5.0
+    settle_seconds: float = 90.0
 
     def backoff(self, attempt: int) -> float:
         """Full-jitter exponential backoff for the given (0-based) retry number."""
@@ -83,13 +91,16 @@ class LarkTransport:
         self._token = ""
         self._expires_at = 0.0
         self._lock = asyncio.Lock()
-        self._timeout = httpx.Timeout(self.retry.timeout, connect=self.retry.connect_timeout)
         self.pacer = Pacer()
         self.cache: SharedCache | None = None
         self.on_call: Callable[[str], None] | None = None
         self.cache_key = app_key("tenant_token", domain, app_id, app_secret)
         self._rejected = ""  # a token Lark refused: never taken from the shared cache again
         self.token_error: tuple[float, str] | None = None  # (when, why) the last fetch failed
+
+    @property
+    def _timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.retry.timeout, connect=self.retry.connect_timeout)
 
     def has_token(self) -> bool:
         """True while a fetched token is held and fresh (no call needed to use it)."""
@@ -163,14 +174,18 @@ class LarkTransport:
         data: dict[str, str] | None = None,
         files: dict[str, tuple[str, bytes, str]] | None = None,
         chat: str | None = None,
+        idempotent: bool = False,
     ) -> dict[str, Any]:
         """An authenticated call; returns the decoded body (code 0) or raises LarkAPIError.
 
         `data` + `files` send a multipart form (uploads): `files` maps a field to
         (file name, bytes, content type). `chat` (a message to that chat or user): the call
         waits its turn in the chat's lane and goes out at the chat's pace (`Pacer`).
+        `idempotent`: doing it twice has the effect of doing it once (a `uuid`, the same full
+        content), so an unknown outcome is retried for `RetryPolicy.settle_seconds`.
         """
         kwargs: dict[str, Any] = {"params": params, "json": json, "data": data, "files": files}
+        kwargs["idempotent"] = idempotent
         if chat is None:
             return await self._call(method, path, **kwargs, auth=True)
         async with self.pacer.lane(chat):
@@ -228,14 +243,18 @@ class LarkTransport:
         files: dict[str, tuple[str, bytes, str]] | None = None,
         auth: bool = False,
         chat: str | None = None,
+        idempotent: bool = False,
     ) -> dict[str, Any]:
         retoken = auth  # one forced token refresh per call
         last: LarkAPIError | None = None
-        for attempt in range(self.retry.attempts):
+        settle_until = time.monotonic() + self.retry.settle_seconds if idempotent else 0.0
+        attempt = 0
+        while attempt == 0 or self._again(attempt, last, settle_until):
+            attempt += 1
+            settle_until = settle_until if idempotent else 0.0
             token = await self.token() if auth else ""
             headers = {"Authorization": f"Bearer {token}"} if auth else {}
             await self.pacer.attempt(chat or "")
-            self._count(path)
             try:
                 resp = await self._http.request(
                     method,
@@ -248,10 +267,15 @@ class LarkTransport:
                     timeout=self._timeout,
                 )
             except httpx.TransportError as err:
+                sent = not isinstance(err, httpx.ConnectError | httpx.ConnectTimeout)
+                if sent:
+                    self._count(path)  # it may have reached Lark: the quota may count it
                 metrics.count_lark_call(path, TRANSPORT_ERROR)
                 last = LarkAPIError(TRANSPORT_ERROR, f"{type(err).__name__} calling {path}", "", 0)
-                await self._pause(attempt, self.retry.backoff(attempt), path, last)
+                last.unanswered = sent
+                await self._pause(attempt, self._backoff(attempt), path, last, settle_until)
                 continue
+            self._count(path)
             body = _decode(resp)
             code = _code(resp, body)
             metrics.count_lark_call(path, code if code != TRANSPORT_ERROR else resp.status_code)
@@ -266,28 +290,55 @@ class LarkTransport:
                 log.info("lark_token_rejected", path=path, code=code)
                 continue
             if resp.status_code == 429 or code in RATE_LIMITED:
-                wait = self.retry.ratelimit_wait(resp.headers.get("x-ogw-ratelimit-reset"), attempt)
-                await self._pause(attempt, wait, path, last)
+                reset = resp.headers.get("x-ogw-ratelimit-reset")
+                wait = self.retry.ratelimit_wait(reset, attempt - 1)
+                await self._pause(attempt, wait, path, last, settle_until)
                 continue
             if resp.status_code >= 500:
-                await self._pause(attempt, self.retry.backoff(attempt), path, last)
+                await self._pause(attempt, self._backoff(attempt), path, last, settle_until)
                 continue
             raise last
         assert last is not None
         raise last
 
-    async def _pause(self, attempt: int, wait: float, path: str, err: LarkAPIError) -> None:
-        if attempt + 1 >= self.retry.attempts:
+    def _backoff(self, attempt: int) -> float:
+        return self.retry.backoff(attempt - 1)
+
+    def _again(self, attempts: int, last: LarkAPIError | None, settle_until: float) -> bool:
+        """Whether another attempt follows the `attempts` made so far (see `RetryPolicy`)."""
+        if attempts < self.retry.attempts:
+            return True
+        return last is not None and unknown_outcome(last) and time.monotonic() < settle_until
+
+    async def _pause(
+        self, attempt: int, wait: float, path: str, err: LarkAPIError, settle_until: float
+    ) -> None:
+        if not self._again(attempt, err, settle_until):
             return  # no sleep after the final attempt; the caller raises
         log.warning(
             "lark_call_retry",
             path=path,
             code=err.code,
             http_status=err.http_status,
-            attempt=attempt + 1,
+            attempt=attempt,
             wait=round(wait, 3),
         )
         await asyncio.sleep(wait)
+
+
+def unknown_outcome(err: LarkAPIError) -> bool:
+    """True when Lark may have done what was asked: the call went out but no answer came.
+
+    A connection that never opened (nothing reached Lark) and an error Lark answered (a 5xx
+    included) are no such case: their attempts are the policy's `attempts`, as for any call.
+    """
+    return err.unanswered
+
+
+def refused(err: LarkAPIError) -> bool:
+    """Lark answered and said no for good: not a rate limit, not its own 5xx, not silence."""
+    limited = err.code in RATE_LIMITED or err.http_status == 429
+    return err.code != TRANSPORT_ERROR and not limited and 0 < err.http_status < 500
 
 
 def _decode(resp: httpx.Response) -> dict[str, Any]:

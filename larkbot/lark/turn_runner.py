@@ -15,12 +15,14 @@ from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
+from larkbot.lark.transport import refused
 from larkbot.lark.turn_input import TurnInputs
 from larkbot.lark.turns import TurnView, ViewFactory
 from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.turn")
 DONE_ATTEMPTS = 6  # journal.done tries before the turn is left to re-run
+FORGIVEN_KEPT = 10_000  # message ids remembered as forgiven (then the memory starts afresh)
 
 
 class TurnRunner:
@@ -44,6 +46,7 @@ class TurnRunner:
         self.lark = lark
         self.inputs = inputs
         self.stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
+        self._forgiven: set[str] = set()
 
     async def run(self, msg: InboundMessage, sid: str) -> None:
         """Run `msg` as one turn of session `sid` and deliver (or release) its answer."""
@@ -69,6 +72,7 @@ class TurnRunner:
                 # its answer is the one the user gets; posting ours too would answer twice.
                 bound.warning("lark_claim_lost")
                 view.abandon()
+                await self.forgive(msg.message_id)
                 return
             if not await self._deliver(view, outcome, bound):
                 await self.journal.release(msg.message_id)  # a later sweep retries (bounded)
@@ -80,10 +84,13 @@ class TurnRunner:
             raise
 
     async def _deliver(self, view: TurnView, outcome: FinalAnswer | str, bound: Any) -> bool:
-        """Post the answer; when Lark refuses it, tell the user. False: nothing could be posted.
+        """Post the answer; when Lark refuses it, tell the user. False: not known to be posted.
 
         A refused answer (too large, a card Lark cannot build, ...) is not re-run: the model
-        and its tools would run again, side effects included, to fail the same way.
+        and its tools would run again, side effects included, to fail the same way. Lark not
+        answering (after the client's retries with the same uuids) is no refusal: the answer
+        may be there, and a notice would follow it; the claim goes back instead, and the
+        re-run's replies carry the same uuids, so Lark dedupes whatever did arrive.
         """
         try:
             if isinstance(outcome, FinalAnswer):
@@ -94,6 +101,9 @@ class TurnRunner:
         except asyncio.CancelledError:
             raise
         except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
+            if not refused(err):
+                bound.warning("lark_delivery_unconfirmed", code=err.code, error=str(err))
+                return False
             bound.error("lark_delivery_failed", code=err.code, error=str(err), hint=err.hint)
         except Exception:
             bound.error("lark_delivery_failed", exc_info=True)
@@ -105,6 +115,20 @@ class TurnRunner:
         except Exception:  # Lark unreachable: the claim goes back for a later attempt
             bound.warning("lark_failure_notice_failed", exc_info=True)
             return False
+
+    async def forgive(self, message_id: str) -> None:
+        """This replica, alive, lost or retook its own lapsed claim: that takeover is no failed
+        attempt (`InboundJournal.forgive_attempt`). Once per message here, so a message whose
+        turn starves every replica still ends, after MAX_ATTEMPTS plus one run per replica."""
+        if message_id in self._forgiven:
+            return
+        if len(self._forgiven) >= FORGIVEN_KEPT:
+            self._forgiven.clear()
+        self._forgiven.add(message_id)
+        try:
+            await self.journal.forgive_attempt(message_id)
+        except Exception:  # storage trouble: the takeover stays counted, nothing else breaks
+            log.warning("lark_forgive_failed", message_id=message_id, exc_info=True)
 
     async def _still_ours(self, message_id: str) -> bool:
         """False only when the claim is provably no longer this replica's."""

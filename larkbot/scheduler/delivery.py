@@ -76,9 +76,11 @@ class LarkNotifier:
             await self._client.send(chat_id, msg_type, content, uuid=uid)
 
 
-def message_uuid(job_id: str, fire_time: datetime, kind: str) -> str:
-    """A stable Lark `uuid` (<= 50 chars) for one message of one scheduled run."""
-    key = f"{job_id}|{fire_time.timestamp():.0f}|{kind}"
+def message_uuid(job_id: str, fire_time: datetime) -> str:
+    """The Lark `uuid` (<= 50 chars) of one tick's message, whatever it says (answer, failure,
+    missed): a re-run of a tick whose first message Lark already took cannot post a second
+    one within Lark's one-hour dedup window."""
+    key = f"{job_id}|{round(fire_time.timestamp() * 1_000_000)}"
     return "sch-" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 

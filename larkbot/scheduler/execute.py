@@ -105,7 +105,7 @@ async def run_job(
         reason = "timed out" if isinstance(err, TimeoutError) else str(err) or type(err).__name__
         text = failure_text(job_id, reason)
         kind = "failure"
-    await deliver(service, target, text, message_uuid(job_id, fire_time, kind))
+    await deliver(service, target, text, message_uuid(job_id, fire_time))
     bound.info("schedule_run_done", outcome=kind)
 
 
@@ -120,7 +120,7 @@ async def tell_missed(service: ScheduleService, job_id: str, scheduled: datetime
         fmt_time(info.next_run_time, service.tz),
         service.settings.scheduler.misfire_grace_seconds,
     )
-    await deliver(service, info.target, text, message_uuid(job_id, scheduled, "missed"))
+    await deliver(service, info.target, text, message_uuid(job_id, scheduled))
 
 
 async def deliver(service: ScheduleService, target: dict[str, str], text: str, uid: str) -> None:

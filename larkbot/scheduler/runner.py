@@ -13,9 +13,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from apscheduler.executors.asyncio import AsyncIOExecutor
+from apscheduler.executors.base import MaxInstancesReachedError
 
 from larkbot.logs import get_logger
 from larkbot.scheduler.offloop import BatchedLauncher
+from larkbot.scheduler.runs import RunJournal, RunKey
 
 
 class ScheduleService(Protocol):
@@ -63,10 +65,24 @@ class FiringExecutor(AsyncIOExecutor):
     from the wakeup pass's worker thread (`offloop.py`); the launcher starts them on the loop.
     """
 
-    def __init__(self, service_id: str) -> None:
+    def __init__(self, service_id: str, journal: RunJournal | None = None) -> None:
         super().__init__()
         self._service_id = service_id
+        self._journal = journal
         self.launcher = BatchedLauncher(self._start_run)
+
+    def submit_job(self, job: Any, run_times: list[datetime]) -> None:
+        """Start only a tick this replica claimed (`runs.py`); a skipped one gives its claim up."""
+        key = RunKey.of(job.id, run_times[-1])
+        if self._journal is not None and not self._journal.take_won(key):
+            log.info("schedule_tick_skipped", job_id=job.id, reason="claimed by another run")
+            return
+        try:
+            super().submit_job(job, run_times)
+        except MaxInstancesReachedError:
+            if self._journal is not None:
+                self._journal.drop(key)
+            raise
 
     def start(self, scheduler: Any, alias: str) -> None:
         """Start as AsyncIOExecutor, on the scheduler's loop."""

@@ -26,6 +26,8 @@ from larkbot.scheduler.delivery import AgentRunner, Notifier, as_runner
 from larkbot.scheduler.execute import run_job, tell_missed
 from larkbot.scheduler.leadership import Leadership
 from larkbot.scheduler.offloop import OffLoopScheduler
+from larkbot.scheduler.recovery import RunKeeper
+from larkbot.scheduler.runs import RunJournal, RunKey
 from larkbot.scheduler.store import JobInfo, make_jobstore
 from larkbot.scheduler.triggers import ScheduleError, cron_trigger, interval_trigger, zone
 from larkbot.storage.db import Database
@@ -54,8 +56,8 @@ class ScheduleService:
         agent: Agent | AgentRunner | None = None,
         notifier: Notifier | None = None,
         role: Role = "auto",
-        lease_seconds: float = 30.0,
-        poll_seconds: float = 5.0,
+        lease_seconds: float | None = None,
+        poll_seconds: float | None = None,
         instance_id: str = "",
     ) -> None:
         self._live = settings if isinstance(settings, LiveSettings) else None
@@ -68,9 +70,12 @@ class ScheduleService:
         self.owner_check: Callable[[str], Awaitable[bool]] | None = None
         self.role = role
         self._db = db
-        self._executor = runner.FiringExecutor(self.id)
+        lease = cfg.lease_seconds if lease_seconds is None else lease_seconds
+        poll = cfg.poll_seconds if poll_seconds is None else poll_seconds
+        self.journal = RunJournal(db, self.id, lease)  # each tick's claim, lease and done mark
+        self._executor = runner.FiringExecutor(self.id, self.journal)
         self._scheduler = OffLoopScheduler(
-            jobstores={"default": make_jobstore(self._settings.storage.url)},
+            jobstores={"default": make_jobstore(self._settings.storage.url, self.journal)},
             executors={"default": self._executor},
             job_defaults={
                 "coalesce": True,
@@ -79,9 +84,11 @@ class ScheduleService:
             },
             timezone=self.tz,
         )
-        self._leadership = Leadership(self, db, lease_seconds, poll_seconds)
+        self._leadership = Leadership(self, db, lease, poll)
+        self._keeper = RunKeeper(self, self.journal)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runs: set[asyncio.Task[Any]] = set()
+        self._undelivered: dict[RunKey, asyncio.Task[Any]] = {}  # running runs, by tick
         self._down = asyncio.Event()
         self._started = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -127,6 +134,7 @@ class ScheduleService:
         runner.register(self.id, self)
         self._started = True
         if self.role == "auto":
+            self._keeper.start()
             await self._leadership.start(self.settings.storage.redis_url)
         log.info("scheduler_started", instance=self.id, role=self.role, leader=self.is_leader)
 
@@ -136,6 +144,7 @@ class ScheduleService:
             return
         self._started = False
         await self._leadership.stop(before_release=lambda: self._drain(drain_seconds))
+        await self._keeper.stop()  # runs still unfinished here re-run elsewhere after their lease
         for task in list(self._tasks):
             task.cancel()
         await self._scheduler.settle()  # a wakeup pass in flight still uses the store
@@ -170,8 +179,10 @@ class ScheduleService:
 
     # Leadership callbacks (called by Leadership on the loop).
     def lead(self) -> None:
-        """Start running due jobs (resume wakes the scheduler at once)."""
+        """Start running due jobs (resume wakes the scheduler at once) and re-take the runs a
+        dead replica left unfinished."""
         self._scheduler.resume()
+        self._keeper.wake()
 
     def follow(self) -> None:
         """Stop running due jobs; the store stays writable."""
@@ -268,18 +279,49 @@ class ScheduleService:
 
     # Runs.
     async def execute(self, **job: Any) -> None:
-        """Run one firing (called by the stored runner function) and deliver its result."""
+        """Run one claimed tick (called by the stored runner function, or a re-run), deliver its
+        result, then mark it done; a cancelled run stays open and re-runs after its lease."""
         task = asyncio.current_task()
         if task is not None:
             self._runs.add(task)
+        key = RunKey.of(job["job_id"], job["fire_time"])
+        run = asyncio.create_task(run_job(self, **job), name=f"schedule-run:{key.job_id}")
+        self._undelivered[key] = run
         try:
-            await run_job(self, **job)
+            try:
+                await run
+            except asyncio.CancelledError:
+                if not run.cancelled() or (task is not None and task.cancelling()):
+                    raise  # we are being stopped
+                return  # abandoned: the replica that re-took the tick delivers it
+            finally:
+                self._undelivered.pop(key, None)
+            await self.journal.finish(key)
         finally:
             if task is not None:
                 self._runs.discard(task)
 
+    def abandon(self, key: RunKey) -> None:
+        """Stop the run of `key` if it is still running here (its claim was re-taken by the
+        leader after its lease ran out under this stalled replica): the new holder delivers."""
+        run = self._undelivered.pop(key, None)
+        if run is not None:
+            log.warning("schedule_run_abandoned", job_id=key.job_id, reason="claim re-taken")
+            run.cancel()
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Count a task as a run (a re-run's; `idle` and the drain wait for it)."""
+        self._runs.add(task)
+        task.add_done_callback(self._runs.discard)
+
     def _on_missed(self, event: JobExecutionEvent) -> None:
-        self._spawn(lambda: tell_missed(self, event.job_id, event.scheduled_run_time))
+        job_id, when = event.job_id, event.scheduled_run_time
+
+        async def tell() -> None:
+            await tell_missed(self, job_id, when)
+            await self.journal.finish(RunKey.of(job_id, when))
+
+        self._spawn(tell)
 
     def _spawn(self, make: Callable[[], Coroutine[Any, Any, None]]) -> None:
         loop = self._loop

@@ -12,14 +12,16 @@ from sqlalchemy import create_engine, event
 
 from larkbot.errors import ConfigError
 from larkbot.scheduler.delivery import fmt_time
+from larkbot.scheduler.runs import RunJournal, scheduler_runs
 from larkbot.scheduler.triggers import describe
 from larkbot.storage.db import lock_ddl, sync_url
 
 JOBS_TABLE = "apscheduler_jobs"
 
 
-def make_jobstore(url: str) -> SQLAlchemyJobStore:
-    """A SQLAlchemy job store on the database of `storage.url` (WAL + busy timeout on SQLite)."""
+def make_jobstore(url: str, journal: RunJournal | None = None) -> SQLAlchemyJobStore:
+    """A SQLAlchemy job store on the database of `storage.url` (WAL + busy timeout on SQLite);
+    with a `journal`, every due tick is claimed in it before the pass runs it (`runs.py`)."""
     try:
         engine = create_engine(sync_url(url), pool_pre_ping=not url.startswith("sqlite"))
     except ModuleNotFoundError as err:
@@ -29,18 +31,33 @@ def make_jobstore(url: str) -> SQLAlchemyJobStore:
         ) from None
     if url.startswith("sqlite"):
         event.listen(engine, "connect", _sqlite_pragmas)
-    return _SharedJobStore(engine=engine, tablename=JOBS_TABLE)
+    if journal is not None:
+        journal.sync_engine = engine
+    return _SharedJobStore(journal, engine=engine, tablename=JOBS_TABLE)
 
 
 class _SharedJobStore(SQLAlchemyJobStore):
-    """APScheduler's store, creating its table under the DDL lock (replicas start together)."""
+    """APScheduler's store, creating its tables under the DDL lock (replicas start together)
+    and claiming the due ticks before the wakeup pass starts them and moves the jobs on."""
+
+    def __init__(self, journal: RunJournal | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._journal = journal
 
     def start(self, scheduler: Any, alias: str) -> None:
-        """Create the table if missing, serialised across replicas, then start as usual."""
+        """Create the tables if missing, serialised across replicas, then start as usual."""
         with self.engine.begin() as conn:
             lock_ddl(conn)
             self.jobs_t.create(conn, checkfirst=True)
+            scheduler_runs.create(conn, checkfirst=True)
         super().start(scheduler, alias)
+
+    def get_due_jobs(self, now: datetime) -> list[Job]:
+        """The due jobs, their ticks claimed first (a failed claim fails the pass: retried)."""
+        jobs: list[Job] = super().get_due_jobs(now)
+        if self._journal is not None and jobs:
+            self._journal.claim_due(jobs, now)
+        return jobs
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:

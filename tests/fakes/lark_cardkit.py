@@ -1,7 +1,8 @@
 """CardKit state for FakeLark: card entities, their elements' streamed text and sequences.
 
 Rules enforced like Lark's docs say (see /work/shared/reference/lark-platform.md §3.7):
-`sequence` must strictly increase across all operations on one card (else code 300317);
+`sequence` must strictly increase across all operations on one card (else code 300317); an
+operation whose `uuid` this card already saw succeeds without being applied again;
 element content can only be streamed while `config.streaming_mode` is true (code 300309 here);
 a card entity can be sent in a message only once. Other error codes are the fake's own.
 """
@@ -118,6 +119,23 @@ class CardKit:
 
     def __init__(self) -> None:
         self.cards: dict[str, FakeCard] = {}
+        self.op_uuids: set[tuple[str, str]] = set()  # (card_id, uuid) of operations done
+        self.dedup_hits = 0
+
+    def seen(self, card_id: str, body: dict[str, Any]) -> bool:
+        """True when this operation's `uuid` was done on this card already (Lark's idempotency)."""
+        uuid = body.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            return False
+        if (card_id, uuid) in self.op_uuids:
+            self.dedup_hits += 1
+            return True
+        return False
+
+    def _done(self, card_id: str, body: dict[str, Any]) -> None:
+        uuid = body.get("uuid")
+        if isinstance(uuid, str) and uuid:
+            self.op_uuids.add((card_id, uuid))
 
     def get(self, card_id: str) -> FakeCard:
         """The card or a 'not found' ApiError."""
@@ -138,6 +156,8 @@ class CardKit:
     def content(self, card_id: str, element_id: str, body: dict[str, Any]) -> None:
         """PUT …/elements/{element_id}/content {"content", "sequence"}: full text so far."""
         card = self.get(card_id)
+        if self.seen(card_id, body):
+            return
         text = body.get("content")
         if not isinstance(text, str) or not 1 <= len(text) <= 100_000:
             raise ApiError(99992402, "content must be 1..100000 characters")
@@ -150,10 +170,13 @@ class CardKit:
         card.check_sequence("content", body.get("sequence"))
         card.elements[element_id] = text
         card.element_history.setdefault(element_id, []).append(text)
+        self._done(card_id, body)
 
     def settings(self, card_id: str, body: dict[str, Any]) -> None:
         """PATCH …/settings {"settings": "<json>", "sequence"}; applies config.streaming_mode."""
         card = self.get(card_id)
+        if self.seen(card_id, body):
+            return
         raw = body.get("settings")
         try:
             settings = json.loads(raw) if isinstance(raw, str) else None
@@ -166,16 +189,20 @@ class CardKit:
         config = settings.get("config")
         if isinstance(config, dict) and "streaming_mode" in config:
             card.streaming_mode = bool(config["streaming_mode"])
+        self._done(card_id, body)
 
     def update(self, card_id: str, body: dict[str, Any]) -> None:
         """PUT …/cards/{card_id} {"card": {"type": "card_json", "data"}, "sequence"}."""
         card = self.get(card_id)
+        if self.seen(card_id, body):
+            return
         spec = body.get("card")
         if not isinstance(spec, dict) or spec.get("type") != "card_json":
             raise ApiError(99992402, "card.type must be card_json")
         new = _card_json(spec.get("data"))
         card.check_sequence("update", body.get("sequence"))
         card.load(new)
+        self._done(card_id, body)
 
     def attach(self, content: dict[str, Any], message_id: str) -> None:
         """Sending `{"type": "card", "data": {"card_id"}}`: an entity can be sent only once."""

@@ -35,6 +35,7 @@ in `retried_early`. `chat_limit = 0` turns it off (benchmarks do).
 
 Controls: `fail_next(route, status=500, code=None, times=1, headers=None, msg=...)` (429 → code
 99991400 by default; faults are answered before the auth check), `set_latency(seconds, route=None)`,
+`answer_late(route, seconds, times=1)` (do the call now, answer it `seconds` later),
 `revoke_tokens()`, `token_expire` (seconds; 0 → every call refetches), `add_message(id, chat_id,
 **fields)` (seed a user message: reply/GET find its chat and thread; replies to unknown ids are
 accepted with chat_id ""), `texts()`, `wait_for(predicate, timeout)`.
@@ -45,7 +46,8 @@ Every API route but the token one checks `Authorization: Bearer <issued token>` 
 Records: `sent` (one dict per message really created: message_id, msg_type, content (the
 JSON string), body (parsed content), uuid, chat_id, receive_id, receive_id_type, reply_to,
 reply_in_thread, thread_id), `patches`, `reactions`, `requests` (every call, incl. faults),
-`token_fetches`, `dedup_hits`, `messages` (by id, for GET; seed with `add_message`;
+`token_fetches`, `dedup_hits` (sends whose `uuid` was seen before; `cardkit.dedup_hits`
+for card operations), `messages` (by id, for GET; seed with `add_message`;
 `add_forward` for a merge_forward and its children), `uploads`, `downloads`, `contact_lookups`,
 `cardkit.cards[card_id]` (`FakeCard`: elements' text, element_history, sequences, ops,
 streaming_mode, settings_updates, sent_message_id).
@@ -136,6 +138,7 @@ class FakeLark:
         self.uuids: dict[str, str] = {}  # uuid -> message_id (Lark dedups for 1 h)
         self._faults: dict[str, list[Fault]] = {}
         self._latency: dict[str, float] = {}
+        self._late: dict[str, list[list[float]]] = {}  # route -> [[seconds, times left], ...]
         self._changed: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
         self._ids = 0
@@ -188,6 +191,14 @@ class FakeLark:
     def set_latency(self, seconds: float, route: str | None = None) -> None:
         """Delay every answer (or only `route`'s) by `seconds`."""
         self._latency[route_key(route) if route else "*"] = seconds
+
+    def answer_late(self, route: str, seconds: float, times: int = 1) -> None:
+        """Do the next `times` calls of `route` at once but answer each only after `seconds`.
+
+        What a client sees when Lark is slow to answer a call it has already carried out (a
+        timeout, then the message is there anyway); a retry meanwhile gets the real answer.
+        """
+        self._late.setdefault(route_key(route), []).append([seconds, times])
 
     def revoke_tokens(self) -> None:
         """Invalidate every issued tenant token: the next API call gets 99991663."""
@@ -296,7 +307,16 @@ class FakeLark:
             if route != TOKEN_ROUTE and resource is not None:
                 self._check_auth(rec.authorization)
             request[JSON_BODY] = body
-            return await handler(request)
+            response = await handler(request)
+            late = self._late.get(route)
+            if late:
+                seconds = late[0][0]
+                late[0][1] -= 1
+                if late[0][1] <= 0:
+                    late.pop(0)
+                await self.notify()  # what it did is visible now; the answer comes later
+                await asyncio.sleep(seconds)
+            return response
         except ApiError as err:
             body = {"code": err.code, "msg": err.msg}
             return web.json_response(body, status=400, headers=err.headers)
