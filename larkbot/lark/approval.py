@@ -131,7 +131,7 @@ class LarkApprovals:
             return _toast("error", "Only the bot's owner can approve this.")
         if row.state == "pending":
             state: State = "approved" if value.get("decision") == "approve" else "denied"
-            if not row.overdue and await self.store.answer(approval_id, state, open_id):
+            if await self.store.answer(approval_id, state, open_id):  # refused when overdue
                 log.info("lark_approval_answered", approval=approval_id, state=state)
                 row = await self.store.get(approval_id) or row
                 kind = "success" if state == "approved" else "warning"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -56,11 +55,6 @@ class ApprovalRow:
     state: State
     answered_by: str
 
-    @property
-    def overdue(self) -> bool:
-        """Still pending, but past its expiry (nobody has written `expired` yet)."""
-        return self.state == "pending" and time.time() >= self.expires_at
-
 
 def _row(r: Any) -> ApprovalRow:
     return ApprovalRow(
@@ -90,7 +84,7 @@ class ApprovalStore:
         await self.db.create(lark_approvals)
         await self.signal.start(self._wake)
         async with self.db.engine.begin() as conn:
-            old = time.time() - PURGE_AFTER
+            old = self.db.clock.now() - PURGE_AFTER
             await conn.execute(lark_approvals.delete().where(lark_approvals.c.created_at < old))
 
     async def close(self) -> None:
@@ -112,7 +106,8 @@ class ApprovalStore:
         timeout: float,
     ) -> ApprovalRow:
         """Store a pending request (before its card is sent: the click may come at once)."""
-        now = time.time()
+        await self.db.clock.sync()
+        now = self.db.clock.now()  # deadlines in the database's time: replicas' clocks drift
         self._waiting[approval_id] = asyncio.Event()
         values = {
             "id": approval_id,
@@ -152,7 +147,8 @@ class ApprovalStore:
     async def answer(self, approval_id: str, state: State, by: str) -> bool:
         """Record a click; True when it is the first answer (and in time), False otherwise."""
         c = lark_approvals.c
-        now = time.time()
+        await self.db.clock.sync()
+        now = self.db.clock.now()
         query = (
             lark_approvals.update()
             .where(c.id == approval_id, c.state == "pending", c.expires_at > now)
@@ -170,7 +166,7 @@ class ApprovalStore:
         query = (
             lark_approvals.update()
             .where(c.id == approval_id, c.state == "pending")
-            .values(state="expired", answered_at=time.time())
+            .values(state="expired", answered_at=self.db.clock.now())
         )
         async with self.db.engine.begin() as conn:
             await conn.execute(query)
@@ -186,7 +182,7 @@ class ApprovalStore:
                     raise LookupError(f"approval {approval_id} vanished from the database")
                 if row.state != "pending":
                     return row
-                left = row.expires_at - time.time()
+                left = row.expires_at - self.db.clock.now()
                 if left <= 0 or self._abandoned:
                     return await self.close_as_expired(approval_id) or row
                 with contextlib.suppress(TimeoutError):

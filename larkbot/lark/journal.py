@@ -12,7 +12,6 @@ Claims sit on the webhook's ack path, so the SQL ones commit concurrent claims t
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Collection
 from typing import Any, Protocol
@@ -118,8 +117,9 @@ class PostgresJournal:
         self._prepared: Any = None
 
     async def init(self) -> None:
-        """Create the table."""
+        """Create the table; measure this host's clock against the database's."""
         await self.db.create(inbound)
+        await self.db.clock.sync(force=True)
 
     def _takeover(self, message_id: str, now: float) -> sa.Update:
         return (
@@ -144,7 +144,7 @@ class PostgresJournal:
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         firsts = dict(reversed(rows))  # the same message twice in one group: the first wins
-        now = time.time()
+        now = self.db.clock.now()
         try:
             if self._prepared is None:
                 self._conn = await _connect(self.db.engine)
@@ -176,13 +176,16 @@ class PostgresJournal:
                     inbound.c.owner == self.owner,
                     inbound.c.status == "claimed",
                 )
-                .values(updated_at=time.time(), **values)
+                .values(updated_at=self.db.clock.now(), **values)
             )
             return res.rowcount == 1
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
-        return await self._update_own(message_id, lease_until=time.time() + self.lease_seconds)
+        await self.db.clock.sync()
+        return await self._update_own(
+            message_id, lease_until=self.db.clock.now() + self.lease_seconds
+        )
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
@@ -207,12 +210,13 @@ class PostgresJournal:
             await conn.execute(
                 sa.update(inbound)
                 .where(inbound.c.message_id == message_id)
-                .values(status="done", payload="", updated_at=time.time())
+                .values(status="done", payload="", updated_at=self.db.clock.now())
             )
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
-        now = time.time()
+        await self.db.clock.sync()
+        now = self.db.clock.now()
         async with self.db.engine.connect() as conn:
             rows = (
                 await conn.execute(
@@ -254,7 +258,7 @@ class PostgresJournal:
 
     async def purge(self) -> int:
         """Delete entries created before now - retention."""
-        cutoff = time.time() - self.retention_seconds
+        cutoff = self.db.clock.now() - self.retention_seconds
         async with self.db.engine.begin() as conn:
             res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
             return int(res.rowcount or 0)

@@ -9,7 +9,6 @@ are Lua scripts: the SET-NX-PX idea made atomic together with the pending index.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Collection
 from typing import Any
@@ -18,6 +17,7 @@ import redis.asyncio as redis
 
 from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, PostgresJournal
 from larkbot.lark.journal_sqlite import SqliteJournal
+from larkbot.storage.clock import StorageClock
 from larkbot.storage.db import Database
 
 PREFIX = "larkbot:inbound:"
@@ -81,10 +81,16 @@ class RedisJournal:
         self._claim = self.redis.register_script(_CLAIM)
         self._set_lease = self.redis.register_script(_SET_LEASE)
         self._forgive = self.redis.register_script(_FORGIVE)
+        self.clock = StorageClock(self._server_time)  # leases in Redis's time, not this host's
+
+    async def _server_time(self) -> float:
+        seconds, micros = await self.redis.time()
+        return float(seconds) + float(micros) / 1e6
 
     async def init(self) -> None:
-        """Check the connection (fails fast with a clear error at start)."""
+        """Check the connection (fails fast with a clear error at start); read Redis's clock."""
         await self.redis.ping()
+        await self.clock.sync(force=True)
 
     async def _try(self, message_id: str, payload: str, now: float) -> bool:
         keys = [PREFIX + message_id, PENDING]
@@ -94,11 +100,12 @@ class RedisJournal:
 
     async def claim(self, message_id: str, payload: str) -> bool:
         """New claim, or takeover of an expired unfinished one."""
-        return await self._try(message_id, payload, time.time())
+        return await self._try(message_id, payload, self.clock.now())
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward when this replica still owns the claim; False when not."""
-        lease = time.time() + self.lease_seconds
+        await self.clock.sync()
+        lease = self.clock.now() + self.lease_seconds
         return bool(
             await self._set_lease(
                 keys=[PREFIX + message_id, PENDING], args=[self.owner, lease, message_id]
@@ -109,7 +116,7 @@ class RedisJournal:
         """Expire the lease now."""
         # Expired as of now, not at 0: the pending index is scored by lease expiry and `purge`
         # trims it below now - retention, which would drop a score of 0 (and the turn with it).
-        expired = time.time() - 1.0
+        expired = self.clock.now() - 1.0
         await self._set_lease(
             keys=[PREFIX + message_id, PENDING], args=[self.owner, expired, message_id]
         )
@@ -128,7 +135,8 @@ class RedisJournal:
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Retake expired unfinished claims from any replica; returns their payloads."""
-        now = time.time()
+        await self.clock.sync()
+        now = self.clock.now()
         num = limit + len(exclude)
         ids = await self.redis.zrangebyscore(PENDING, "-inf", now, start=0, num=num)
         won: list[str] = []
@@ -147,7 +155,7 @@ class RedisJournal:
 
     async def purge(self) -> int:
         """Entries expire by themselves; drop index members older than the retention."""
-        cutoff = time.time() - self.retention_ms / 1000
+        cutoff = self.clock.now() - self.retention_ms / 1000
         return int(await self.redis.zremrangebyscore(PENDING, "-inf", cutoff))
 
     async def backlog(self) -> int:

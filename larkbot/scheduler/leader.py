@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Protocol
 
 from sqlalchemy import Column, Float, String, Table, or_, update
@@ -17,7 +16,7 @@ scheduler_leader = Table(
     metadata,
     Column("name", String(64), primary_key=True),
     Column("holder", String(128), nullable=False),
-    Column("expires_at", Float, nullable=False),  # wall-clock epoch seconds
+    Column("expires_at", Float, nullable=False),  # epoch seconds by the database's clock
 )
 
 
@@ -36,7 +35,7 @@ class LeaderLock(Protocol):
 class DbLeaderLock:
     """A lease row in the shared database (`scheduler_leader`), taken over after expiry.
 
-    Relies on replicas' wall clocks agreeing to well within the lease length.
+    Times are the database's (`Database.clock`), so replicas' own clocks may disagree.
     """
 
     def __init__(self, db: Database, holder: str, lease_seconds: float) -> None:
@@ -50,7 +49,8 @@ class DbLeaderLock:
         if not self._created:
             await self._db.create(scheduler_leader)
             self._created = True
-        now = time.time()
+        await self._db.clock.sync()
+        now = self._db.clock.now()
         t = scheduler_leader
         async with self._db.engine.begin() as conn:
             taken = await conn.execute(

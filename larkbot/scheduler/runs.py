@@ -13,7 +13,6 @@ ran out and that are not done (`expired`, `retake`): their replica died mid-run.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
@@ -50,7 +49,7 @@ scheduler_runs = Table(
     Column("job_id", String(191), primary_key=True),
     Column("fire_us", BigInteger, primary_key=True),  # the scheduled fire time, epoch µs
     Column("holder", String(128), nullable=False),  # the replica running it
-    Column("lease_until", Float, nullable=False),  # wall-clock epoch seconds
+    Column("lease_until", Float, nullable=False),  # epoch seconds by the database's clock
     Column("attempts", Integer, nullable=False),
     Column("done_at", Float, nullable=True),  # set once the result was delivered
 )
@@ -116,7 +115,7 @@ class RunJournal:
         if not keys or self.sync_engine is None:
             return
         won: set[RunKey] = set()
-        until = time.time() + self.lease
+        until = self._db.clock.now() + self.lease
         t = scheduler_runs
         dialect: Any = sqlite if self.sync_engine.dialect.name == "sqlite" else postgresql
         with self.sync_engine.begin() as conn:
@@ -159,8 +158,9 @@ class RunJournal:
             keys = list(self._held)
         if not keys:
             return set()
+        await self._db.clock.sync()  # leases in the database's time (`storage/clock.py`)
         t, renewed = scheduler_runs, set[RunKey]()
-        until = time.time() + self.lease
+        until = self._db.clock.now() + self.lease
         async with self._db.engine.begin() as conn:
             for i in range(0, len(keys), CHUNK):
                 chunk = [(k.job_id, k.fire_us) for k in keys[i : i + CHUNK]]
@@ -194,7 +194,7 @@ class RunJournal:
             update(t)
             .where(t.c.job_id == bindparam("j"), t.c.fire_us == bindparam("f"))
             .where(t.c.holder == self.holder)
-            .values(done_at=time.time())
+            .values(done_at=self._db.clock.now())
         )
         async with self._db.engine.begin() as conn:
             await conn.execute(stmt, [{"j": k.job_id, "f": k.fire_us} for k in keys])
@@ -205,7 +205,7 @@ class RunJournal:
         t = scheduler_runs
         query = (
             select(t.c.job_id, t.c.fire_us, t.c.lease_until, t.c.attempts)
-            .where(t.c.done_at.is_(None), t.c.lease_until < time.time())
+            .where(t.c.done_at.is_(None), t.c.lease_until < self._db.clock.now())
             .order_by(t.c.lease_until)
             .limit(limit)
         )
@@ -223,7 +223,7 @@ class RunJournal:
                 .where(t.c.done_at.is_(None), t.c.lease_until == run.lease_until)
                 .values(
                     holder=self.holder,
-                    lease_until=time.time() + self.lease,
+                    lease_until=self._db.clock.now() + self.lease,
                     attempts=t.c.attempts + 1,
                 )
             )
@@ -237,7 +237,7 @@ class RunJournal:
         t = scheduler_runs
         async with self._db.engine.begin() as conn:
             gone = await conn.execute(
-                delete(t).where(t.c.done_at < time.time() - older_than_seconds)
+                delete(t).where(t.c.done_at < self._db.clock.now() - older_than_seconds)
             )
         return gone.rowcount or 0
 

@@ -12,6 +12,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from larkbot.errors import ConfigError
+from larkbot.storage.clock import StorageClock
 
 metadata = MetaData()
 
@@ -76,6 +77,14 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin_immediate)
+        # the time leases and deadlines shared by replicas are written and compared in
+        self.clock = StorageClock(None if self.is_sqlite else self._server_time)
+
+    async def _server_time(self) -> float:
+        """PostgreSQL's wall clock, epoch seconds."""
+        async with self.engine.connect() as conn:
+            query = text("SELECT extract(epoch FROM clock_timestamp())")
+            return float((await conn.execute(query)).scalar_one())
 
     async def create(self, *tables: Table) -> None:
         """Create the given tables if they do not exist yet."""
