@@ -130,18 +130,21 @@ async def _larkbot(lark_domain: str, llm_url: str, storage_url: str, offset: int
     """One larkbot run on a fresh home (and database): acks, then until every turn is done."""
     from pathlib import Path
 
+    from larkbot.heap import freeze_startup_heap
     from tests.lark_harness import Served, settings_for
 
     home = Path(tempfile.mkdtemp(prefix="larkbot-bench-"))
     os.environ["LARKBOT_HOME"] = str(home)
     storage = {"url": storage_url or f"sqlite:///{home}/larkbot.db"}
     async with Served(settings_for(home, lark_domain, llm_url, storage=storage)) as ours:
+        freeze_startup_heap()  # as `larkbot serve` does once it is up
         started = time.perf_counter()
         figures: dict[str, Any] = await _measure(ours.url("/lark/events"), _sealer, offset)
         figures["drained"] = await ours.app.dispatcher.join(120)
         figures["all_replied_s"] = time.perf_counter() - started
         claims = ours.app.journal.claims  # type: ignore[attr-defined]
         figures["claims_per_commit"] = claims.items / max(claims.groups, 1)
+        figures["deferred_starts"] = ours.app.ingress.deferred_starts
     return figures
 
 
@@ -215,7 +218,8 @@ def _report(
     for name, run in runs.items():
         print(
             f"{name}: claims per commit {run['claims_per_commit']:.1f}; all {total} replied "
-            f"{run['all_replied_s']:.1f} s after the first event (turns finished: {run['drained']})"
+            f"{run['all_replied_s']:.1f} s after the first event (all done: {run['drained']}); "
+            f"{run['deferred_starts']} turn starts waited for acknowledgements"
         )
     once = sum(1 for n in replies.values() if n == 1)
     expected = total * len(runs)

@@ -56,6 +56,8 @@ async def read_capped(
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge
     budget = budget or BodyBudget(limit)
+    if request.content.is_eof():  # all of it arrived with the header (Lark's events do)
+        return _buffered_body(request, limit, budget)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -70,6 +72,17 @@ async def read_capped(
         return b"".join(chunks)
     finally:
         budget.give(size)
+
+
+def _buffered_body(request: web.Request, limit: int, budget: BodyBudget) -> bytes:
+    """The body aiohttp already holds whole: nothing to wait for, so no deadline to arm."""
+    raw = request.content.read_nowait()
+    if len(raw) > limit:
+        raise BodyTooLarge
+    if not budget.take(len(raw)):
+        raise TooManyBodies
+    budget.give(len(raw))  # the caller verifies it at once, before anything else runs
+    return raw
 
 
 def _json(body: dict[str, Any], status: int = 200) -> web.Response:
@@ -103,6 +116,11 @@ async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | 
 
 async def handle_events(request: web.Request) -> web.Response:
     """Verify, then hand the event off and answer 200 at once (the turn runs in the background)."""
+    with request.app[APP_KEY].ingress.acking():  # turns wait to start until the 200 is out
+        return await _handle_event(request)
+
+
+async def _handle_event(request: web.Request) -> web.Response:
     checked = await _authenticated(request, card=False)
     if isinstance(checked, web.Response):
         return checked

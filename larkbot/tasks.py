@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 async def cancel_and_wait(task: asyncio.Task[Any]) -> None:
@@ -21,3 +23,29 @@ async def cancel_and_wait(task: asyncio.Task[Any]) -> None:
             raise
     except Exception:  # the task's own failure is its business; it ended, which is all we need
         pass
+
+
+async def wait_bounded(future: asyncio.Future[T], seconds: float) -> T:
+    """`future`'s result, waiting at most `seconds` (TimeoutError); never cancels `future`.
+
+    `wait_for(shield(f), t)` does the same with two more futures and a task; this sits on the
+    webhook's path before its 200.
+    """
+    if not future.done():
+        loop = asyncio.get_running_loop()
+        woken = loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        future.add_done_callback(wake)
+        timer = loop.call_later(seconds, wake)
+        try:
+            await woken
+        finally:
+            timer.cancel()
+            future.remove_done_callback(wake)
+        if not future.done():
+            raise TimeoutError
+    return future.result()

@@ -20,6 +20,7 @@ from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.leader import DbLeaderLock
 from larkbot.scheduler.store import make_jobstore
 from larkbot.storage.db import Database
+from tests import test_scheduler_runs as runs_suite
 from tests import test_scheduler_service as scheduler_suite
 from tests.fakes.schedule import (
     LARK_TARGET,
@@ -32,6 +33,13 @@ from tests.fakes.schedule import (
 # The SQLite suite's full lifecycle test (create → list → restart → fire → remove), collected
 # here again so it runs on this module's PostgreSQL `make_service` fixture.
 test_create_list_restart_fire_remove = scheduler_suite.test_create_list_restart_fire_remove
+# Each tick's claim on PostgreSQL (INSERT/UPDATE … RETURNING through psycopg2 and asyncpg), on
+# this module's `factory` fixture.
+test_two_leaders_at_once_run_a_tick_once = runs_suite.test_two_leaders_at_once_run_a_tick_once
+test_a_dead_replicas_run_is_rerun_once = (
+    runs_suite.test_a_dead_replicas_run_is_rerun_once_with_the_ticks_uuid
+)
+test_a_retaken_run_stops = runs_suite.test_a_run_whose_claim_was_retaken_stops_without_posting
 
 Factory = Callable[..., ScheduleService]
 
@@ -49,6 +57,12 @@ async def make_service(home: Any, pg_url: str) -> AsyncIterator[Factory]:
     """Services on the test's PostgreSQL database, each with its own Database (a replica)."""
     async with service_factory(lambda: pg_settings(pg_url), 0.1) as factory:
         yield factory
+
+
+@pytest.fixture
+def factory(make_service: Factory) -> Factory:
+    """The runs suite's name for `make_service`."""
+    return make_service
 
 
 def now() -> datetime:

@@ -51,12 +51,12 @@ def _asks_for_the_job(body: dict[str, Any]) -> bool:
 
 @pytest.mark.timeout(120)  # bounded; two cold `serve` starts on a loaded machine
 async def test_a_run_in_flight_on_a_killed_leader_is_rerun_once(tmp_path: Path) -> None:
-    asked: list[float] = []
+    asked: list[str] = []  # the job's model calls
 
     def respond(body: dict[str, Any]) -> Reply:
         if not _asks_for_the_job(body):
             return Reply(text="ok")
-        asked.append(1.0)
+        asked.append("kill9-report")
         # the first run hangs until the kill; the re-run answers at once
         return Reply(text="早报：一切正常", delay=SLOW if len(asked) == 1 else 0.0)
 

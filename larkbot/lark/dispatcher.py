@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -17,6 +18,7 @@ from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.ingress import Ingress
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
@@ -25,7 +27,7 @@ from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
-from larkbot.tasks import cancel_and_wait
+from larkbot.tasks import cancel_and_wait, wait_bounded
 
 log = get_logger("larkbot.lark.dispatcher")
 
@@ -55,6 +57,7 @@ class Dispatcher:
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
         notify: Notify | None = None,  # limit notices
+        ingress: Ingress | None = None,  # events being acknowledged: turns start after them
         ack_deadline: float = 2.0,
     ) -> None:
         self.journal = journal
@@ -66,9 +69,9 @@ class Dispatcher:
         self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
         self.fair = SenderLimits(limits)
         self.notify = notify
+        self.ingress = ingress or Ingress()
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._claims: set[asyncio.Task[bool]] = set()
         self._notices: set[asyncio.Task[None]] = set()
         # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
         # the journal hand them out again, but this replica must never run one twice.
@@ -91,7 +94,7 @@ class Dispatcher:
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
-        owner = msg.signed and await self.owners.check(msg.sender_open_id)
+        owner = msg.signed and await self.owners.lane_hint(msg.sender_open_id)
         counted = not owner and not stop  # /stop always gets through
         if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
             self._tell(msg, refusal)
@@ -100,9 +103,8 @@ class Dispatcher:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
-        claim = asyncio.create_task(self._claim(item))
-        self._claims.add(claim)
-        claim.add_done_callback(self._claim_done)
+        claim = self.journal.claim_soon(msg.message_id, msg.to_json())
+        claim.add_done_callback(functools.partial(self._claim_settled, item))
         return "queued" if await self._durable(claim) else "duplicate"
 
     async def _durable(self, claim: asyncio.Future[bool]) -> bool:
@@ -113,26 +115,21 @@ class Dispatcher:
         A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
         """
         try:
-            return await asyncio.wait_for(asyncio.shield(claim), self.ack_deadline)
+            return await wait_bounded(claim, self.ack_deadline)
         except TimeoutError:
             raise ClaimPending(
                 f"journal claim not committed within {self.ack_deadline} s"
             ) from None
 
-    async def _claim(self, item: Queued) -> bool:
-        try:
-            claimed = await self.journal.claim(item.msg.message_id, item.msg.to_json())
-        except BaseException:
+    def _claim_settled(self, item: Queued, claim: asyncio.Future[bool]) -> None:
+        """The claim committed or failed: the turn may run, or must wait for Lark's resend."""
+        failed = claim.cancelled() or claim.exception() is not None
+        if failed:
             self._unhold(item)  # Lark's redelivery must be claimed afresh, not be a "duplicate"
-            item.claimed.set_result(False)
-            raise
-        item.claimed.set_result(claimed)
-        return claimed
-
-    def _claim_done(self, task: asyncio.Task[bool]) -> None:
-        self._claims.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("lark_claim_failed", exc_info=task.exception())
+            if not claim.cancelled():
+                log.error("lark_claim_failed", exc_info=claim.exception())
+        if not item.claimed.done():
+            item.claimed.set_result(not failed and claim.result())
 
     async def _follows_topic(self, msg: InboundMessage) -> bool:
         """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
@@ -246,6 +243,7 @@ class Dispatcher:
 
     async def _run_item(self, item: Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
+        await self.ingress.calm()  # acknowledgements in progress go first (bounded)
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone

@@ -12,6 +12,7 @@ Claims sit on the webhook's ack path, so the SQL ones commit concurrent claims t
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Collection
 from typing import Any, Protocol
@@ -49,6 +50,9 @@ class InboundJournal(Protocol):
 
     async def claim(self, message_id: str, payload: str) -> bool:
         """True when this replica now owns the message (new, or an expired unfinished claim)."""
+
+    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
+        """`claim` started now; the future resolves once it is committed (the webhook's path)."""
 
     async def renew(self, message_id: str) -> bool:
         """Extend the lease of a claim this replica holds; False when it no longer holds it."""
@@ -141,6 +145,10 @@ class PostgresJournal:
     async def claim(self, message_id: str, payload: str) -> bool:
         """New claim, or takeover of an expired unfinished one; committed with its group."""
         return await self.claims.submit((message_id, payload))
+
+    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
+        """`claim`, queued for the next group commit at once."""
+        return self.claims.submit_soon((message_id, payload))
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         firsts = dict(reversed(rows))  # the same message twice in one group: the first wins

@@ -159,6 +159,10 @@ class SqliteJournal:
         """New claim, or takeover of an expired unfinished one; committed with its group."""
         return await self.claims.submit((message_id, payload))
 
+    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
+        """`claim`, queued for the next group commit at once."""
+        return self.claims.submit_soon((message_id, payload))
+
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         return await self._write(lambda conn: self._claim_rows(conn, rows))
 

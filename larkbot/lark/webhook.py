@@ -81,6 +81,16 @@ def lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in headers.items()}
 
 
+def signature_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The X-Lark-* signature headers present, keyed in lower case (any spelling accepted)."""
+    # aiohttp's headers look names up case-insensitively: three lookups instead of lower-casing
+    # every header of every request.
+    picked = {h: str(v) for h in _SIGNATURE_HEADERS if (v := headers.get(h)) is not None}
+    if len(picked) == len(_SIGNATURE_HEADERS):
+        return picked
+    return {k: v for k, v in lower_headers(headers).items() if k in _SIGNATURE_HEADERS}
+
+
 def _timestamp_seconds(value: str) -> float:
     if not value.strip().isdigit():
         raise Rejected(401, "malformed X-Lark-Request-Timestamp")
@@ -187,7 +197,7 @@ def _authenticate(
     check_size(raw)
     key = lark.encrypt_key.get_secret_value()
     token = lark.verification_token.get_secret_value()
-    sig = signature_state(raw, lower_headers(headers), key, now, lark.replay_window_seconds)
+    sig = signature_state(raw, signature_headers(headers), key, now, lark.replay_window_seconds)
     payload, decrypted = decrypt_payload(parse_object(raw), key)
     token_ok = check_token(payload, token)
     answer = challenge_answer(payload)

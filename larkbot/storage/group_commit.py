@@ -45,12 +45,16 @@ class GroupCommit(Generic[Item, Result]):
 
     async def submit(self, item: Item) -> Result:
         """Queue `item`; returns its result once its group committed (StorageUnavailable if not)."""
+        return await self.submit_soon(item)
+
+    def submit_soon(self, item: Item) -> asyncio.Future[Result]:
+        """Queue `item` now; the future resolves when its group committed (or fails)."""
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._pending.append((item, future))
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"group-commit:{self.what}")
         self._wake.set()
-        return await future
+        return future
 
     async def _run(self) -> None:
         while True:
