@@ -123,8 +123,10 @@ def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
     # out `busy_timeout`.
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
+    # The timeout first: switching to WAL takes a lock, and while another process starting on
+    # the same home held it, the switch failed at once with "database is locked".
     cur.execute("PRAGMA busy_timeout=15000")
+    cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 
