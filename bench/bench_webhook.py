@@ -163,8 +163,11 @@ async def _run() -> bool:
     try:
         lark_domain, llm_url = await asyncio.to_thread(parent.recv)
         runs["SQLite"] = await _larkbot(lark_domain, llm_url, "", 0)
-        if pg_url := await _pg_database():
-            runs["PostgreSQL"] = await _larkbot(lark_domain, llm_url, pg_url, 50_000)
+        if os.environ.get("LARKBOT_TEST_PG_URL"):  # the server `make test` starts
+            from tests.pg import fresh_database
+
+            async with fresh_database() as pg_url:  # created for this run, dropped after it
+                runs["PostgreSQL"] = await _larkbot(lark_domain, llm_url, pg_url, 50_000)
         parent.send("report")
         replies: dict[str, int] = await asyncio.to_thread(parent.recv)
     finally:
@@ -178,23 +181,6 @@ async def _run() -> bool:
     finally:
         await runner.cleanup()
     return _report(runs, theirs, replies, len(seen))
-
-
-async def _pg_database() -> str:
-    """A fresh database on LARKBOT_TEST_PG_URL's server (as `make test` starts), or ""."""
-    admin = os.environ.get("LARKBOT_TEST_PG_URL", "")
-    if not admin:
-        return ""
-    import asyncpg
-    from sqlalchemy.engine import make_url
-
-    name = f"bench_{os.getpid()}_{int(time.time())}"
-    conn = await asyncpg.connect(admin)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    return make_url(admin).set(database=name).render_as_string(hide_password=False)
 
 
 def _report(

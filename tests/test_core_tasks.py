@@ -1,4 +1,5 @@
-"""cancel_and_wait: stopping background tasks (streaming updater, lease loop, MCP supervisor)."""
+"""cancel_and_wait: stopping background tasks (streaming updater, lease loop, MCP supervisor);
+wait_bounded: the webhook waiting for its claim without ever cancelling it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 
 import pytest
 
-from larkbot.tasks import cancel_and_wait
+from larkbot.tasks import cancel_and_wait, wait_bounded
 
 
 async def test_cancel_and_wait_stops_the_task() -> None:
@@ -35,3 +36,32 @@ async def test_cancel_and_wait_does_not_swallow_the_callers_cancel() -> None:
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(stopper, 5)
     assert worker.done()
+
+
+async def test_wait_bounded_returns_the_result_or_its_error() -> None:
+    loop = asyncio.get_running_loop()
+    ok, failing = loop.create_future(), loop.create_future()
+    loop.call_soon(ok.set_result, 7)
+    loop.call_soon(failing.set_exception, ValueError("storage down"))
+    assert await wait_bounded(ok, 5) == 7
+    with pytest.raises(ValueError, match="storage down"):
+        await wait_bounded(failing, 5)
+
+
+async def test_wait_bounded_times_out_but_leaves_the_future_running() -> None:
+    pending = asyncio.get_running_loop().create_future()
+    with pytest.raises(TimeoutError):
+        await wait_bounded(pending, 0.01)
+    assert not pending.done()  # the claim commits later; a redelivery then finds it
+    pending.set_result(True)
+    assert await wait_bounded(pending, 5) is True
+
+
+async def test_a_cancelled_waiter_does_not_cancel_the_future() -> None:
+    pending = asyncio.get_running_loop().create_future()
+    waiter = asyncio.create_task(wait_bounded(pending, 30))
+    await asyncio.sleep(0)
+    waiter.cancel()  # the HTTP client went away mid-ack
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert not pending.cancelled()

@@ -26,28 +26,22 @@ class Ingress:
         self.quiet = quiet
         self.acking_now = 0
         self.last_acked = 0.0  # monotonic time the latest acknowledgement ended
-        self.deferred_starts = 0  # turns that had to wait (a /metrics counter)
-        self._calm: asyncio.Event | None = None  # made lazily: needs the running loop
-
-    def _event(self) -> asyncio.Event:
-        if self._calm is None:
-            self._calm = asyncio.Event()
-            if not self.acking_now:
-                self._calm.set()
-        return self._calm
+        self.deferred_starts = 0  # turn starts that had to wait (bench_webhook reports it)
+        self._calm = asyncio.Event()  # set while nothing is being acknowledged
+        self._calm.set()
 
     @contextmanager
     def acking(self) -> Iterator[None]:
         """Around one event's handling, from its first byte to its 200."""
         self.acking_now += 1
-        self._event().clear()
+        self._calm.clear()
         try:
             yield
         finally:
             self.acking_now -= 1
             self.last_acked = time.monotonic()
             if not self.acking_now:
-                self._event().set()
+                self._calm.set()
 
     def _calm_now(self) -> bool:
         return not self.acking_now and time.monotonic() >= self.last_acked + self.quiet
@@ -65,7 +59,7 @@ class Ingress:
             if self.acking_now:
                 try:  # woken when the acknowledgements in progress are done
                     async with asyncio.timeout(left):
-                        await self._event().wait()
+                        await self._calm.wait()
                 except TimeoutError:
                     return
             else:

@@ -251,7 +251,6 @@ class LarkTransport:
         attempt = 0
         while attempt == 0 or self._again(attempt, last, settle_until):
             attempt += 1
-            settle_until = settle_until if idempotent else 0.0
             token = await self.token() if auth else ""
             headers = {"Authorization": f"Bearer {token}"} if auth else {}
             await self.pacer.attempt(chat or "")
