@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -138,6 +140,27 @@ async def test_timeout_is_a_clear_error(fake_llm: FakeLLM) -> None:
         p = provider(fake_llm.base_url, http, timeout_seconds=0.2, max_retries=0)
         with pytest.raises(ProviderError, match=r"llm\.timeout_seconds"):
             await stream_all(p)
+
+
+async def test_streamed_answers_reuse_one_connection(fake_llm: FakeLLM) -> None:
+    # closing a response before its last byte dropped its connection: a new one (a TLS
+    # handshake to a real endpoint) for every model call
+    fake_llm.add(*(Reply(text=f"answer {i}") for i in range(3)))
+    async with httpx.AsyncClient() as http:
+        p = provider(fake_llm.base_url, http)
+        texts = [(await stream_all(p))[0] for _ in range(3)]
+    assert texts == ["answer 0", "answer 1", "answer 2"]
+    assert len(fake_llm.connections) == 1
+
+
+async def test_stream_held_open_after_done_still_answers_promptly(fake_llm: FakeLLM) -> None:
+    fake_llm.add(Reply(text="done early", hold_open=5.0))
+    async with httpx.AsyncClient() as http:
+        p = provider(fake_llm.base_url, http, max_retries=0)
+        started = time.monotonic()
+        text, _, done = await stream_all(p)
+    assert (text, done.finish_reason) == ("done early", "stop")
+    assert time.monotonic() - started < 4.0  # not the server's 5 s: the drain gives up first
 
 
 async def test_connection_cut_mid_stream_is_an_error(fake_llm: FakeLLM) -> None:

@@ -27,6 +27,8 @@ from larkbot.providers.base import (
 from larkbot.providers.sse import sse_payloads
 from larkbot.providers.wire import Wire, reasoning_of
 
+DRAIN_LINES = 8  # lines read after `[DONE]` so the connection goes back to the pool
+DRAIN_SECONDS = 0.5  # for them at most
 log = get_logger(__name__)
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -232,7 +234,10 @@ class OpenAICompatProvider:
                     yield call
                 yield done
                 return
-            async for event in _events(sse_payloads(resp.aiter_lines()), self.cfg.model):
+            lines = resp.aiter_lines()
+            async for event in _events(sse_payloads(lines), self.cfg.model):
+                if isinstance(event, Completion):
+                    await _drain(lines)  # before the caller may stop iterating at the answer
                 yield event
         except httpx.TransportError as err:
             raise self._transport_error(err) from err
@@ -278,6 +283,21 @@ async def _events(payloads: AsyncIterator[str], model: str) -> AsyncIterator[Str
     finish = finish or ("tool_calls" if calls else "stop")
     thought = "".join(reasoning) or think.thought
     yield Completion("".join(text), calls, finish, usage, thought, model)
+
+
+async def _drain(lines: AsyncIterator[str]) -> None:
+    """Read what follows `[DONE]` (normally only the body's end) so the connection is reused.
+
+    A response closed before its last byte takes its connection with it: every model call then
+    opened a new one (a TLS handshake to a real endpoint). A server that keeps talking after
+    `[DONE]`, or holds the stream open, is cut off after a few lines or half a second.
+    """
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):  # a server that holds the stream open
+            for _ in range(DRAIN_LINES):
+                await anext(lines)
+    except (StopAsyncIteration, TimeoutError, httpx.HTTPError):
+        return  # the answer is complete either way; `aclose` drops a connection left unread
 
 
 def _json_chunk(data: str) -> dict[str, Any]:

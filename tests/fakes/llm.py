@@ -64,6 +64,7 @@ class Reply:
     usage_chunk: bool = True  # a final chunk with empty `choices` and usage (OpenAI style)
     usage: dict[str, Any] | None = None  # the usage object sent (default: 10 + 5 tokens)
     stream_error: int = 0  # cut the connection after this many chunks (True: the first)
+    hold_open: float = 0.0  # seconds the stream stays open after `[DONE]` before it ends
 
 
 def _call_wire(call: FakeToolCall, index: int, args: str, head: bool) -> dict[str, Any]:
@@ -96,6 +97,7 @@ class FakeLLM:
         self.validate: Callable[[dict[str, Any]], str | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.connections: set[tuple[str, int]] = set()  # client (host, port) of each request
         self.models = models if models is not None else ["gpt-4o-mini", "fake-model"]
         self.api_key = api_key  # when set, other keys get 401
         self.models_status = 200
@@ -185,6 +187,8 @@ class FakeLLM:
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
+        if request.transport is not None:
+            self.connections.add(request.transport.get_extra_info("peername")[:2])
         self.headers.append(dict(request.headers))
         if not self._authorised(request):
             return web.json_response({"error": {"message": "Incorrect API key"}}, status=401)
@@ -220,6 +224,8 @@ class FakeLLM:
             events = [blob[i : i + reply.byte_chunk] for i in range(0, len(blob), reply.byte_chunk)]
         for piece in events:
             await resp.write(piece)
+        if reply.hold_open:
+            await asyncio.sleep(reply.hold_open)
         await resp.write_eof()
         return resp
 
