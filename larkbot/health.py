@@ -76,7 +76,7 @@ async def readiness(app: Any) -> tuple[int, dict[str, Any]]:
 
 
 async def _storage(app: Any) -> str:
-    async with app.core.db.engine.connect() as conn:
+    async with app.core.db.read() as conn:
         await conn.execute(sa.text("SELECT 1"))
     return "reachable"
 

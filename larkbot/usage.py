@@ -159,7 +159,7 @@ class UsageStore:
             query = query.where(c.session_id == session_id)
         if day is not None:
             query = query.where(c.day == day)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             row = (await conn.execute(query)).one()
         requests, prompt, completion, reasoning, cached = (int(v) for v in row[:5])
         return UsageTotals(

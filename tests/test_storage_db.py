@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,31 @@ async def test_concurrent_read_modify_write_loses_nothing(tmp_path: Path) -> Non
     await asyncio.gather(*(bump() for _ in range(100)))
     async with db.engine.connect() as conn:
         assert (await conn.execute(select(counter.c.n))).scalar_one() == 100
+    await db.close()
+
+
+async def test_reads_never_wait_for_the_write_lock(tmp_path: Path) -> None:
+    """A read while another connection holds the write lock answers at once (WAL), with the
+    last committed state; before, every read began IMMEDIATE and waited out the busy timeout."""
+    db = Database(f"sqlite:///{tmp_path}/w.db")
+    async with db.engine.begin() as conn:
+        await conn.run_sync(_meta.create_all)
+        await conn.execute(counter.insert().values(id=1, n=7))
+    writer = sqlite3.connect(tmp_path / "w.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE test_counter SET n = 8")
+    try:
+        async with asyncio.timeout(3), db.read() as conn:
+            assert (await conn.execute(select(counter.c.n))).scalar_one() == 7
+        other = sqlite3.connect(tmp_path / "w.db", timeout=0, isolation_level=None)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):  # the lock is held
+            other.execute("BEGIN IMMEDIATE")
+        other.close()
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+    async with db.read() as conn:
+        assert (await conn.execute(select(counter.c.n))).scalar_one() == 8
     await db.close()
 
 

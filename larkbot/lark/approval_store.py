@@ -140,7 +140,7 @@ class ApprovalStore:
     async def get(self, approval_id: str) -> ApprovalRow | None:
         """The stored request, or None when there is none (unknown or purged)."""
         query = sa.select(lark_approvals).where(lark_approvals.c.id == approval_id)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             found = (await conn.execute(query)).first()
         return _row(found) if found is not None else None
 

@@ -114,7 +114,7 @@ class AuditLog:
         """The latest decisions, newest first."""
         await self.flush()
         cols = [audit_log.c[name] for name in AuditEntry.__dataclass_fields__]
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = await conn.execute(sa.select(*cols).order_by(audit_log.c.id.desc()).limit(limit))
             return [AuditEntry(*row) for row in rows]
 

@@ -103,7 +103,7 @@ class CallLedger:
         await self.flush()
         month = month or month_of()
         query = sa.select(api_calls.c.endpoint, api_calls.c.calls).where(api_calls.c.month == month)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = (await conn.execute(query.order_by(api_calls.c.calls.desc()))).all()
         return {str(endpoint): int(calls) for endpoint, calls in rows}
 
@@ -145,7 +145,7 @@ class CallLedger:
         query = sa.select(sa.func.coalesce(sa.func.sum(api_calls.c.calls), 0)).where(
             api_calls.c.month == month
         )
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             self._committed = int((await conn.execute(query)).scalar_one())
         self._month = month
 

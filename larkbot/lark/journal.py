@@ -225,7 +225,7 @@ class PostgresJournal:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
         await self.db.clock.sync()
         now = self.db.clock.now()
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = (
                 await conn.execute(
                     sa.select(inbound.c.message_id, inbound.c.payload, inbound.c.attempts)
@@ -257,7 +257,7 @@ class PostgresJournal:
 
     async def status(self, message_id: str) -> str | None:
         """The entry's status."""
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             return (
                 await conn.execute(
                     sa.select(inbound.c.status).where(inbound.c.message_id == message_id)
@@ -273,7 +273,7 @@ class PostgresJournal:
 
     async def backlog(self) -> int:
         """Rows still `claimed`."""
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             query = sa.select(sa.func.count()).where(inbound.c.status == "claimed")
             return int((await conn.execute(query)).scalar_one())
 

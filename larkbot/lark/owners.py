@@ -99,7 +99,7 @@ class Owners:
         query = sa.select(owners_table.c.open_id, owners_table.c.source).order_by(
             owners_table.c.added_at
         )
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             return [OwnerEntry(o, s) for o, s in (await conn.execute(query)).all()]
 
     async def all(self) -> list[OwnerEntry]:
@@ -118,7 +118,7 @@ class Owners:
         if open_id in self.configured:
             return True
         query = sa.select(owners_table.c.open_id).where(owners_table.c.open_id == open_id)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             return (await conn.execute(query)).first() is not None
 
     async def lane_hint(self, open_id: str) -> bool:
@@ -193,7 +193,7 @@ class Owners:
             return ClaimResult(False, "Send /claim in a direct message with the bot.")
         if await self.has_owner():
             return ClaimResult(False, CLOSED)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             row = (await conn.execute(sa.select(pairing_table))).first()
         if row is None or row.expires_at <= time.time():
             await self.open_pairing()

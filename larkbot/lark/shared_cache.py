@@ -50,7 +50,7 @@ class SharedCache:
             lark_cache.c.key == key, lark_cache.c.expires_at > time.time()
         )
         try:
-            async with self.db.engine.connect() as conn:
+            async with self.db.read() as conn:
                 row = (await conn.execute(query)).first()
         except Exception:
             log.warning("lark_cache_read_failed", key=key.split(":")[0], exc_info=True)

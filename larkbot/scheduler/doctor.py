@@ -48,7 +48,7 @@ async def check_scheduler(settings: Settings, http: httpx.AsyncClient) -> CheckR
 async def _leader(db: Database) -> str:
     t = scheduler_leader
     try:
-        async with db.engine.connect() as conn:
+        async with db.read() as conn:
             row = (
                 await conn.execute(
                     sa.select(t.c.holder, t.c.expires_at).where(t.c.name == LOCK_NAME)

@@ -209,7 +209,7 @@ class RunJournal:
             .order_by(t.c.lease_until)
             .limit(limit)
         )
-        async with self._db.engine.connect() as conn:
+        async with self._db.read() as conn:
             rows = (await conn.execute(query)).all()
         return [OpenRun(RunKey(r.job_id, r.fire_us), r.lease_until, r.attempts) for r in rows]
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, MetaData, Table, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from larkbot.errors import ConfigError
 from larkbot.storage.clock import StorageClock
 
 metadata = MetaData()
+READ_ONLY = "larkbot_read_only"  # execution option of `Database.read` connections
 
 
 def async_url(url: str) -> str:
@@ -76,13 +79,24 @@ class Database:
             ) from None
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine.sync_engine, "begin", _sqlite_begin_immediate)
+            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
         # the time leases and deadlines shared by replicas are written and compared in
         self.clock = StorageClock(None if self.is_sqlite else self._server_time)
 
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for reads only (writes go through `engine.begin()`).
+
+        On SQLite its transaction is a plain deferred one: in WAL a reader never waits for the
+        write lock, where the IMMEDIATE begin of every other transaction queued each history
+        load behind every write and, on a starved machine, failed it after the busy timeout.
+        """
+        async with self.engine.connect() as conn:
+            yield await conn.execution_options(**{READ_ONLY: True})
+
     async def _server_time(self) -> float:
         """PostgreSQL's wall clock, epoch seconds."""
-        async with self.engine.connect() as conn:
+        async with self.read() as conn:
             query = text("SELECT extract(epoch FROM clock_timestamp())")
             return float((await conn.execute(query)).scalar_one())
 
@@ -131,5 +145,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
     cur.close()
 
 
-def _sqlite_begin_immediate(conn: Any) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+def _sqlite_begin(conn: Any) -> None:
+    conn.exec_driver_sql(
+        "BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE"
+    )

@@ -81,7 +81,7 @@ class SessionStore:
             )
         else:
             query = sa.select(c.messages).where(c.session_id == session_id).order_by(c.id)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = (await conn.execute(query)).scalars().all()
         messages = repair([m for r in rows for m in json.loads(r)])
         return trim(messages, max_chars) if max_chars else messages
@@ -90,7 +90,7 @@ class SessionStore:
         """Whether the session has any stored message."""
         c = session_history.c
         query = sa.select(c.id).where(c.session_id == session_id).limit(1)
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             return (await conn.execute(query)).first() is not None
 
     async def delete_since(self, session_id: str, since: float) -> None:
@@ -116,7 +116,7 @@ class SessionStore:
         )
         if prefix:
             query = query.where(c.session_id.startswith(prefix, autoescape=True))
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = (await conn.execute(query)).all()
         infos = [SessionInfo(r[0], int(r[1]), float(r[2])) for r in rows]
         return sorted(infos, key=lambda i: i.updated_at, reverse=True)
@@ -130,7 +130,7 @@ class SessionStore:
             .order_by(c.id.desc())
             .limit(limit)
         )
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = (await conn.execute(query)).all()
         return [(float(r[0]), json.loads(r[1])) for r in reversed(rows)]
 
@@ -145,7 +145,7 @@ class SessionStore:
             .group_by(c.session_id)
         )
         query = sa.select(c.session_id, c.messages).where(c.id.in_(first.scalar_subquery()))
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             rows = (await conn.execute(query)).all()
         return {str(r[0]): json.loads(r[1]) for r in rows}
 

@@ -82,7 +82,7 @@ class WebAuth:
         return token
 
     async def _stored(self) -> str:
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             row = await conn.execute(
                 sa.select(web_auth.c.value).where(web_auth.c.name == TOKEN_KEY)
             )

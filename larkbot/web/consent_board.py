@@ -112,7 +112,7 @@ class ConsentBoard:
     async def decision(self, request_id: str) -> str | None:
         """The stored decision, if any."""
         c = web_consents.c
-        async with self.db.engine.connect() as conn:
+        async with self.db.read() as conn:
             row = await conn.execute(sa.select(c.decision).where(c.id == request_id))
             value = row.scalar()
         return str(value) if value is not None else None
