@@ -30,7 +30,7 @@ from larkbot.storage.db import Database
 
 HELD = 1000
 PER_MESSAGE_AT_ONCE = 64  # what the heartbeat kept in flight before
-ROUNDS = 5
+ROUNDS = 3
 
 
 async def _per_message(journal: InboundJournal, ids: list[str]) -> int:
