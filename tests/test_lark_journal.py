@@ -178,3 +178,83 @@ async def test_reclaim_leaves_the_claims_running_here_alone(pair: list[InboundJo
         assert await a.reclaim_expired(exclude={"om_1", "om_2"}) == []
     assert await a.renew("om_1") and await a.status("om_1") == "claimed"
     assert await b.reclaim_expired() == ["om_2"]  # another replica still may
+
+
+async def renew_many_keeps_only_the_held(a: InboundJournal, b: InboundJournal) -> None:
+    """A mix of held, retaken, answered and unknown claims: exactly the held ones are renewed.
+    (Also run on PostgreSQL by tests/test_postgres_stores.py.)"""
+    for message_id in ("om_held", "om_taken", "om_done"):
+        assert await a.claim(message_id, message_id)
+    await a.release("om_taken")
+    assert await b.reclaim_expired() == ["om_taken"]  # b holds it now ...
+    await b.release("om_taken")  # ... and its lease ran out: a's renewal must not revive it
+    await a.release("om_held")  # a's lease ran out too, but nobody took the claim: still a's
+    await a.done("om_done")
+    ids = ["om_held", "om_taken", "om_done", "om_unknown"]
+    assert await a.renew_many(ids) == {"om_held"}
+    assert await b.reclaim_expired() == ["om_taken"]  # om_held's lease runs again, only it
+    assert await a.status("om_unknown") is None and await a.status("om_done") == "done"
+    assert await a.renew_many([]) == set()
+
+
+async def test_renew_many_keeps_only_the_held(pair: list[InboundJournal]) -> None:
+    await renew_many_keeps_only_the_held(*pair)
+
+
+async def claim_all(journal: InboundJournal, count: int) -> list[str]:
+    """`count` claims, 50 at a time (redis-py's pool holds 100 connections); returns their ids."""
+    ids = [f"om_{i}" for i in range(count)]
+    for start in range(0, count, 50):
+        chunk = ids[start : start + 50]
+        assert all(await asyncio.gather(*(journal.claim_soon(m, "{}") for m in chunk)))
+    return ids
+
+
+def wal_commits(db_file: Path) -> int:
+    """Transactions in the database's write-ahead log: frames of the log's current generation
+    (their salts match its header) that end a commit (https://sqlite.org/fileformat2.html)."""
+    wal = db_file.with_name(db_file.name + "-wal").read_bytes()
+    page_size, salts = int.from_bytes(wal[8:12], "big"), wal[16:24]
+    commits = 0
+    for at in range(32, len(wal) - 24, 24 + page_size):
+        if wal[at + 8 : at + 16] != salts:
+            break  # an older generation's frame: the log ends here
+        commits += int.from_bytes(wal[at + 4 : at + 8], "big") != 0  # the size after a commit
+    return commits
+
+
+async def test_renew_many_is_one_sqlite_transaction(db: Database) -> None:
+    journal = SqliteJournal(db, lease_seconds=30)
+    await journal.init()
+    try:
+        ids = await claim_all(journal, 300)
+        before = wal_commits(journal.path)
+        assert await journal.renew_many(ids) == set(ids)
+        assert wal_commits(journal.path) == before + 1
+        for message_id in ids[:3]:  # what the heartbeat did before: a commit each
+            assert await journal.renew(message_id)
+        assert wal_commits(journal.path) == before + 4
+    finally:
+        await journal.close()
+
+
+async def test_renew_many_is_one_redis_call(redis_url: str) -> None:
+    import redis.asyncio as redis
+
+    from larkbot.lark.journal_redis import RedisJournal
+
+    journal, client = RedisJournal(redis_url, lease_seconds=30), redis.from_url(redis_url)
+    await journal.init()
+    try:
+        ids = await claim_all(journal, 300)
+        await journal.renew_many(ids[:1])  # loads the script (EVALSHA, SCRIPT LOAD, EVALSHA)
+        before = await client.info("commandstats")
+        assert await journal.renew_many(ids) == set(ids)
+        after = await client.info("commandstats")
+        calls = {k: v["calls"] - before.get(k, {"calls": 0})["calls"] for k, v in after.items()}
+        called = {k.removeprefix("cmdstat_"): n for k, n in calls.items() if n}
+        inside_the_script = {"hmget": 300, "hset": 300, "zadd": 300}  # counted by Redis too
+        assert called == {"evalsha": 1, "info": 1, **inside_the_script}
+    finally:
+        await journal.close()
+        await client.aclose()

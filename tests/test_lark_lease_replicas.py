@@ -98,3 +98,40 @@ async def test_claim_that_vanished_from_redis_is_still_answered(
             await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
             assert await s.app.dispatcher.join(5)
     assert fake_lark.texts() == ["still answered"]
+
+
+async def test_renewal_storage_refuses_cancels_no_turn(
+    home: Path, tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    # A failed batch renewal is storage trouble, not a lost claim: it is logged and the turn
+    # goes on to answer (the next renewal, and the delivery check, try again).
+    import redis.asyncio as redis
+    from structlog.testing import capture_logs
+
+    from tests.lark_harness import redis_server
+
+    asked = asyncio.Event()
+
+    def respond(body: object) -> Reply:
+        asked.set()
+        return Reply(text="answered anyway", delay=1.0)  # > a renewal period of LEASE
+
+    fake_llm.responder = respond
+    with redis_server(tmp_path) as url, capture_logs() as logs:
+        settings = settings_for(
+            home, fake_lark.domain, fake_llm.base_url, storage={"redis_url": url}
+        )
+        client = redis.from_url(url)
+        async with Served(settings, LEASE) as s:
+            assert (await s.post_event(message_event("hi", message_id="om_oom")))[0] == 200
+            await asyncio.wait_for(asked.wait(), 10)
+            await client.config_set("maxmemory", 1)  # writes refused (noeviction): OOM
+            failed = lambda: any(e["event"] == "lark_lease_renew_failed" for e in logs)  # noqa: E731
+            await until(failed, "no renewal failed")
+            await client.config_set("maxmemory", 0)
+            await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
+            assert await s.app.dispatcher.join(5)
+            assert await s.app.journal.status("om_oom") == "done"
+        await client.aclose()
+    assert fake_lark.texts() == ["answered anyway"]
+    assert not any(e["event"] == "lark_claim_lost" for e in logs)

@@ -21,6 +21,7 @@ from larkbot.lark.owners import Owners
 from larkbot.scheduler.store import make_jobstore
 from larkbot.storage.db import Database, async_url, safe_url, sync_url
 from larkbot.storage.sessions import SessionStore, message_chars, repair
+from tests.test_lark_journal import claim_all, renew_many_keeps_only_the_held
 
 
 @pytest.fixture
@@ -120,6 +121,36 @@ async def test_journal_done_purge_and_poison(db: Database) -> None:
         )
     assert await j.purge() == 1
     assert await j.status("om_done") is None and await j.status("om_poison") == "failed"
+
+
+async def test_journal_renew_many_keeps_only_the_held(db: Database) -> None:
+    a, b = PostgresJournal(db, lease_seconds=30), PostgresJournal(db, lease_seconds=30)
+    await a.init()
+    try:
+        await renew_many_keeps_only_the_held(a, b)
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_journal_renews_300_leases_in_one_statement(db: Database) -> None:
+    journal = PostgresJournal(db, lease_seconds=30)
+    await journal.init()
+    statements: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    try:
+        ids = await claim_all(journal, 300)  # on the claims' own connection, not the engine
+        sa.event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+        assert await journal.renew_many(ids) == set(ids)
+        assert len(statements) == 1 and statements[0].lstrip().startswith("UPDATE lark_inbound")
+        assert await journal.renew(ids[0])  # the per-message way: a statement each
+        assert len(statements) == 2
+    finally:
+        sa.event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+        await journal.close()
 
 
 async def test_owner_claim_persists_and_a_second_claim_is_refused(pg_url: str) -> None:

@@ -19,7 +19,7 @@ from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.ingress import Ingress
-from larkbot.lark.journal import InboundJournal
+from larkbot.lark.journal import RENEW_BATCH, InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
 from larkbot.lark.turn_input import TurnInputs
@@ -37,7 +37,6 @@ class ClaimPending(Exception):
 
 
 Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
-RENEW_AT_ONCE = 64  # lease renewals in flight together (one round trip each)
 LOST = "lost"  # Queued.stopped: another replica holds the claim now (it answers, not us)
 
 
@@ -103,6 +102,7 @@ class Dispatcher:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
+        item.ack = self.ingress.current()  # its own acknowledgement: no reason to wait
         claim = self.journal.claim_soon(msg.message_id, msg.to_json())
         claim.add_done_callback(functools.partial(self._claim_settled, item))
         return "queued" if await self._durable(claim) else "duplicate"
@@ -243,7 +243,7 @@ class Dispatcher:
 
     async def _run_item(self, item: Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
-        await self.ingress.calm()  # acknowledgements in progress go first (bounded)
+        await self.ingress.calm(item.ack)  # others' acknowledgements go first (bounded)
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone
@@ -277,19 +277,21 @@ class Dispatcher:
             await asyncio.sleep(max(0.0, began + period - loop.time()))
             began = loop.time()
             held = [m for m, i in self._held.items() if i.claimed.done() and i.claimed.result()]
-            # Concurrently: one by one, a backlog of hundreds took longer than the lease, so
-            # other replicas retook the waiting turns, and the ones here were then abandoned.
-            for start in range(0, len(held), RENEW_AT_ONCE):
-                await asyncio.gather(*(self._renew(m) for m in held[start : start + RENEW_AT_ONCE]))
+            # In batches (one statement each): one round trip per message made a backlog of
+            # hundreds slower than the lease, and hundreds of statements on the acks' storage.
+            for start in range(0, len(held), RENEW_BATCH):
+                await self._renew(held[start : start + RENEW_BATCH])
 
-    async def _renew(self, message_id: str) -> None:
+    async def _renew(self, message_ids: list[str]) -> None:
+        """Extend a batch of leases; stop the turns whose claim another replica holds now.
+        Storage trouble stops nothing: the next round tries again, well within the lease."""
         try:
-            if await self.runner.still_ours(message_id):
-                return
+            lost = await self.runner.lost_claims(message_ids)
         except Exception:
-            log.warning("lark_lease_renew_failed", message_id=message_id, exc_info=True)
+            log.warning("lark_lease_renew_failed", messages=len(message_ids), exc_info=True)
             return
-        await self._claim_lost(message_id)
+        for message_id in lost:
+            await self._claim_lost(message_id)
 
     async def _claim_lost(self, message_id: str) -> None:
         """The journal says another replica holds the claim now (our lease lapsed while this

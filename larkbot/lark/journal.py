@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import Any, Protocol
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from larkbot.storage.db import Database, metadata
@@ -25,6 +26,7 @@ from larkbot.storage.group_commit import GroupCommit
 
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
+RENEW_BATCH = 500  # leases renewed by one statement (or one Redis script): bounded in size
 
 inbound = sa.Table(
     "lark_inbound",
@@ -56,6 +58,10 @@ class InboundJournal(Protocol):
 
     async def renew(self, message_id: str) -> bool:
         """Extend the lease of a claim this replica holds; False when it no longer holds it."""
+
+    async def renew_many(self, message_ids: Collection[str]) -> set[str]:
+        """`renew` for many claims, one statement (one Redis call) per RENEW_BATCH of them;
+        returns the ones this replica still holds, whose leases were extended."""
 
     async def release(self, message_id: str) -> None:
         """End the lease now (turn interrupted on shutdown) so recovery can retake it at once."""
@@ -195,6 +201,27 @@ class PostgresJournal:
             message_id, lease_until=self.db.clock.now() + self.lease_seconds
         )
 
+    async def renew_many(self, message_ids: Collection[str]) -> set[str]:
+        """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them (the ids as one
+        array parameter, so the statement text, and its prepared plan, stay the same)."""
+        await self.db.clock.sync()
+        ids, held = list(message_ids), set[str]()
+        for start in range(0, len(ids), RENEW_BATCH):
+            batch, now = ids[start : start + RENEW_BATCH], self.db.clock.now()
+            async with self.db.engine.begin() as conn:
+                rows = await conn.execute(
+                    sa.update(inbound)
+                    .where(
+                        inbound.c.message_id == sa.any_(_id_array(batch)),
+                        inbound.c.owner == self.owner,
+                        inbound.c.status == "claimed",
+                    )
+                    .values(lease_until=now + self.lease_seconds, updated_at=now)
+                    .returning(inbound.c.message_id)
+                )
+                held.update(rows.scalars())
+        return held
+
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
         await self._update_own(message_id, lease_until=0.0)
@@ -281,6 +308,10 @@ class PostgresJournal:
         """Stop the group commit and close the claims' connection (the Database is the App's)."""
         await self.claims.close()
         await self._drop_connection()
+
+
+def _id_array(ids: list[str]) -> sa.BindParameter[Any]:
+    return sa.bindparam("ids", ids, type_=ARRAY(sa.String(128)))
 
 
 async def _connect(engine: AsyncEngine) -> Any:

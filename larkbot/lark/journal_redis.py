@@ -16,7 +16,13 @@ from typing import Any
 
 import redis.asyncio as redis
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, PostgresJournal
+from larkbot.lark.journal import (
+    DAY,
+    MAX_ATTEMPTS,
+    RENEW_BATCH,
+    InboundJournal,
+    PostgresJournal,
+)
 from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.storage.clock import StorageClock
 from larkbot.storage.db import Database
@@ -59,6 +65,20 @@ end
 return 0
 """
 
+# KEYS: the entries, then pending. ARGV: owner, lease_until, then the message ids (as KEYS)
+_RENEW_MANY = """
+local renewed, pending = {}, KEYS[#KEYS]
+for i = 1, #KEYS - 1 do
+  local held = redis.call('HMGET', KEYS[i], 'owner', 'status')
+  if held[1] == ARGV[1] and held[2] == 'claimed' then
+    redis.call('HSET', KEYS[i], 'lease_until', ARGV[2])
+    redis.call('ZADD', pending, ARGV[2], ARGV[i + 2])
+    renewed[#renewed + 1] = ARGV[i + 2]
+  end
+end
+return renewed
+"""
+
 # KEYS: entry
 _FORGIVE = """
 if redis.call('HGET', KEYS[1], 'status') == 'claimed'
@@ -81,6 +101,7 @@ class RedisJournal:
         self.owner = uuid.uuid4().hex
         self._claim = self.redis.register_script(_CLAIM)
         self._set_lease = self.redis.register_script(_SET_LEASE)
+        self._renew_many = self.redis.register_script(_RENEW_MANY)
         self._forgive = self.redis.register_script(_FORGIVE)
         self.clock = StorageClock(self._server_time)  # leases in Redis's time, not this host's
 
@@ -116,6 +137,17 @@ class RedisJournal:
                 keys=[PREFIX + message_id, PENDING], args=[self.owner, lease, message_id]
             )
         )
+
+    async def renew_many(self, message_ids: Collection[str]) -> set[str]:
+        """`renew` for each: one script call per RENEW_BATCH of them (one round trip, atomic)."""
+        await self.clock.sync()
+        ids, held = list(message_ids), set[str]()
+        for start in range(0, len(ids), RENEW_BATCH):
+            batch = ids[start : start + RENEW_BATCH]
+            keys = [*(PREFIX + m for m in batch), PENDING]
+            lease = self.clock.now() + self.lease_seconds
+            held.update(await self._renew_many(keys=keys, args=[self.owner, lease, *batch]))
+        return held
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""

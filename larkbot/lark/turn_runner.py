@@ -139,6 +139,13 @@ class TurnRunner:
         nobody else has it, and Lark will not send the message again."""
         return await self.journal.renew(message_id) or await self.journal.status(message_id) is None
 
+    async def lost_claims(self, message_ids: list[str]) -> list[str]:
+        """Renew the claims (one batch); returns those no longer this replica's, as
+        `still_ours` decides: not renewed, and not vanished from the journal."""
+        held = await self.journal.renew_many(message_ids)
+        not_renewed = [m for m in message_ids if m not in held]  # rare: one look each
+        return [m for m in not_renewed if await self.journal.status(m) is not None]
+
     async def _still_ours(self, message_id: str) -> bool:
         """False only when the claim is provably no longer this replica's."""
         try:
