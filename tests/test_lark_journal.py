@@ -202,12 +202,16 @@ async def test_renew_many_keeps_only_the_held(pair: list[InboundJournal]) -> Non
 
 
 async def claim_all(journal: InboundJournal, count: int) -> list[str]:
-    """`count` claims, 50 at a time (redis-py's pool holds 100 connections); returns their ids."""
+    """`count` claims at once; returns their ids."""
     ids = [f"om_{i}" for i in range(count)]
-    for start in range(0, count, 50):
-        chunk = ids[start : start + 50]
-        assert all(await asyncio.gather(*(journal.claim_soon(m, "{}") for m in chunk)))
+    assert all(await asyncio.gather(*(journal.claim_soon(m, "{}") for m in ids)))
     return ids
+
+
+async def test_a_burst_beyond_the_connection_pool_is_claimed(pair: list[InboundJournal]) -> None:
+    """300 claims at once: Redis's default pool (100 connections) refused the rest at once."""
+    ids = await claim_all(pair[0], 300)
+    assert [await pair[1].status(m) for m in ids] == ["claimed"] * 300
 
 
 def wal_commits(db_file: Path) -> int:

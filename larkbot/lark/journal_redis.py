@@ -89,13 +89,22 @@ return 0
 """
 
 
+POOL_SIZE = 100  # connections to Redis per replica
+POOL_WAIT_SECONDS = 2.0  # a claim waits this long for a free one (inside Lark's 3 s)
+
+
 class RedisJournal:
     """`InboundJournal` on Redis; the hash expiry is the retention (>= 24 h)."""
 
     def __init__(
         self, url: str, lease_seconds: float = 60.0, retention_seconds: float = 1.5 * DAY
     ) -> None:
-        self.redis: Any = redis.from_url(url, decode_responses=True)
+        # redis-py's default pool refuses a command at once when its connections are all in
+        # use: a burst of more than that many claims got 503s. This one waits (bounded) instead.
+        pool = redis.BlockingConnectionPool.from_url(
+            url, decode_responses=True, max_connections=POOL_SIZE, timeout=POOL_WAIT_SECONDS
+        )
+        self.redis: Any = redis.Redis.from_pool(pool)
         self.lease_seconds = lease_seconds
         self.retention_ms = int(max(retention_seconds, DAY) * 1000)
         self.owner = uuid.uuid4().hex
