@@ -44,26 +44,3 @@ async def test_the_quiet_window_follows_the_last_ack() -> None:
     await asyncio.sleep(0.05)
     assert not waiting.done()  # 0.05 s after the ack: still inside the quiet window
     await asyncio.wait_for(waiting, 5)
-
-
-async def test_a_turn_does_not_wait_for_its_own_acknowledgement() -> None:
-    ingress = Ingress(max_defer=30.0, quiet=30.0)
-    with ingress.acking(), ingress.acking():  # the webhook handler around App.submit: one event
-        assert ingress.acking_now == 1
-        own = ingress.current()
-        waiting = asyncio.create_task(ingress.calm(own))
-        for _ in range(20):
-            await asyncio.sleep(0)
-        assert not waiting.done()  # its own 200 goes out first...
-    await asyncio.wait_for(waiting, 5)  # ...then it starts: no quiet window after its own ack
-    assert own and ingress.current() == 0 and ingress.deferred_starts == 0
-
-
-async def test_another_events_recent_ack_still_delays_a_turn() -> None:
-    ingress = Ingress(max_defer=0.05, quiet=30.0)
-    with ingress.acking():  # another event, acknowledged just before this turn's own
-        pass
-    with ingress.acking():
-        own = ingress.current()
-    await asyncio.wait_for(ingress.calm(own), 5)  # inside the other's quiet window: waits
-    assert ingress.deferred_starts == 1

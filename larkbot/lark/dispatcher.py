@@ -102,7 +102,6 @@ class Dispatcher:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
-        item.ack = self.ingress.current()  # its own acknowledgement: no reason to wait
         claim = self.journal.claim_soon(msg.message_id, msg.to_json())
         claim.add_done_callback(functools.partial(self._claim_settled, item))
         return "queued" if await self._durable(claim) else "duplicate"
@@ -243,7 +242,7 @@ class Dispatcher:
 
     async def _run_item(self, item: Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
-        await self.ingress.calm(item.ack)  # others' acknowledgements go first (bounded)
+        await self.ingress.calm()  # acknowledgements in progress go first (bounded)
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone

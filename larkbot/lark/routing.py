@@ -38,7 +38,6 @@ class Queued:
     stopped: str = ""  # why it must not run on or answer: "recalled" | "stopped" | "lost"
     owner: bool = False  # the owners' lane: ahead of non-owners' waiting turns
     counted: bool = False  # counted against its sender's and chat's limits until it leaves
-    ack: int = 0  # the acknowledgement that brought it (Ingress.current()); 0: none
 
 
 def enqueue_position(queue: deque[Queued], owner: bool) -> int:
