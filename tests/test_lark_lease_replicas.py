@@ -68,6 +68,18 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
     assert len(calls) == lapses + 1  # one run per holder, none past the loss of its claim
 
 
+def answer_slowly(fake_llm: FakeLLM, text: str) -> asyncio.Event:
+    """The model answers `text` after a renewal period of LEASE; the event is set when asked."""
+    asked = asyncio.Event()
+
+    def respond(body: object) -> Reply:
+        asked.set()
+        return Reply(text=text, delay=1.0)
+
+    fake_llm.responder = respond
+    return asked
+
+
 async def test_claim_that_vanished_from_redis_is_still_answered(
     home: Path, tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
@@ -78,13 +90,7 @@ async def test_claim_that_vanished_from_redis_is_still_answered(
 
     from tests.lark_harness import redis_server
 
-    asked = asyncio.Event()
-
-    def respond(body: object) -> Reply:
-        asked.set()
-        return Reply(text="still answered", delay=1.0)  # > a renewal period of LEASE
-
-    fake_llm.responder = respond
+    asked = answer_slowly(fake_llm, "still answered")
     with redis_server(tmp_path) as url:
         settings = settings_for(
             home, fake_lark.domain, fake_llm.base_url, storage={"redis_url": url}
@@ -110,13 +116,7 @@ async def test_renewal_storage_refuses_cancels_no_turn(
 
     from tests.lark_harness import redis_server
 
-    asked = asyncio.Event()
-
-    def respond(body: object) -> Reply:
-        asked.set()
-        return Reply(text="answered anyway", delay=1.0)  # > a renewal period of LEASE
-
-    fake_llm.responder = respond
+    asked = answer_slowly(fake_llm, "answered anyway")
     with redis_server(tmp_path) as url, capture_logs() as logs:
         settings = settings_for(
             home, fake_lark.domain, fake_llm.base_url, storage={"redis_url": url}

@@ -19,7 +19,7 @@ from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.ingress import Ingress
-from larkbot.lark.journal import RENEW_BATCH, InboundJournal
+from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
 from larkbot.lark.turn_input import TurnInputs
@@ -276,10 +276,11 @@ class Dispatcher:
             await asyncio.sleep(max(0.0, began + period - loop.time()))
             began = loop.time()
             held = [m for m, i in self._held.items() if i.claimed.done() and i.claimed.result()]
-            # In batches (one statement each): one round trip per message made a backlog of
-            # hundreds slower than the lease, and hundreds of statements on the acks' storage.
-            for start in range(0, len(held), RENEW_BATCH):
-                await self._renew(held[start : start + RENEW_BATCH])
+            # In one call (a statement per RENEW_BATCH): one round trip per message made a
+            # backlog of hundreds slower than the lease, and hundreds of statements on the
+            # acks' storage.
+            if held:
+                await self._renew(held)
 
     async def _renew(self, message_ids: list[str]) -> None:
         """Extend a batch of leases; stop the turns whose claim another replica holds now.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any, Protocol
 
 import sqlalchemy as sa
@@ -27,6 +27,14 @@ from larkbot.storage.group_commit import GroupCommit
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
 RENEW_BATCH = 500  # leases renewed by one statement (or one Redis script): bounded in size
+
+
+def renew_batches(message_ids: Collection[str]) -> Iterator[list[str]]:
+    """`message_ids` in lists of at most RENEW_BATCH, for `renew_many`."""
+    ids = list(message_ids)
+    for start in range(0, len(ids), RENEW_BATCH):
+        yield ids[start : start + RENEW_BATCH]
+
 
 inbound = sa.Table(
     "lark_inbound",
@@ -205,9 +213,9 @@ class PostgresJournal:
         """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them (the ids as one
         array parameter, so the statement text, and its prepared plan, stay the same)."""
         await self.db.clock.sync()
-        ids, held = list(message_ids), set[str]()
-        for start in range(0, len(ids), RENEW_BATCH):
-            batch, now = ids[start : start + RENEW_BATCH], self.db.clock.now()
+        held = set[str]()
+        for batch in renew_batches(message_ids):
+            now = self.db.clock.now()
             async with self.db.engine.begin() as conn:
                 rows = await conn.execute(
                     sa.update(inbound)

@@ -19,9 +19,9 @@ import redis.asyncio as redis
 from larkbot.lark.journal import (
     DAY,
     MAX_ATTEMPTS,
-    RENEW_BATCH,
     InboundJournal,
     PostgresJournal,
+    renew_batches,
 )
 from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.storage.clock import StorageClock
@@ -150,9 +150,8 @@ class RedisJournal:
     async def renew_many(self, message_ids: Collection[str]) -> set[str]:
         """`renew` for each: one script call per RENEW_BATCH of them (one round trip, atomic)."""
         await self.clock.sync()
-        ids, held = list(message_ids), set[str]()
-        for start in range(0, len(ids), RENEW_BATCH):
-            batch = ids[start : start + RENEW_BATCH]
+        held = set[str]()
+        for batch in renew_batches(message_ids):
             keys = [*(PREFIX + m for m in batch), PENDING]
             lease = self.clock.now() + self.lease_seconds
             held.update(await self._renew_many(keys=keys, args=[self.owner, lease, *batch]))

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, RENEW_BATCH
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, renew_batches
 from larkbot.logs import get_logger
 from larkbot.storage.db import Database
 from larkbot.storage.group_commit import GroupCommit
@@ -204,10 +204,9 @@ class SqliteJournal:
     async def renew_many(self, message_ids: Collection[str]) -> set[str]:
         """`renew` for each, one UPDATE per RENEW_BATCH of them, on the journal's thread: a
         batch takes milliseconds, which the loop keeps for acknowledgements."""
-        ids, held = list(message_ids), set[str]()
-        for start in range(0, len(ids), RENEW_BATCH):
-            batch = json.dumps(ids[start : start + RENEW_BATCH])
-            held.update(await self._on_thread(self._renew_batch, batch))
+        held = set[str]()
+        for batch in renew_batches(message_ids):
+            held.update(await self._on_thread(self._renew_batch, json.dumps(batch)))
         return held
 
     def _renew_batch(self, batch: str) -> list[str]:
