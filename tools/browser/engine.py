@@ -66,6 +66,7 @@ class BrowserEngine:
         self._create_lock = asyncio.Lock()
         self._reaper: asyncio.Task[None] | None = None
         self._last_used = time.monotonic()
+        self._opening = 0  # session() calls in progress
         self._snapshot_number = 0
         self._owners: OrderedDict[int, SnapshotOwner] = OrderedDict()
         self.launch_seconds = 0.0
@@ -108,6 +109,14 @@ class BrowserEngine:
     async def session(self, session_id: str) -> BrowserSession:
         """This session's browser (created, with Chromium if needed)."""
         self._last_used = time.monotonic()
+        self._opening += 1  # the reaper must not close Chromium under a session being made
+        try:
+            return await self._session(session_id)
+        finally:
+            self._opening -= 1
+            self._last_used = time.monotonic()
+
+    async def _session(self, session_id: str) -> BrowserSession:
         existing = self._sessions.get(session_id)
         if existing is not None and self.running:
             existing.touch()
@@ -190,7 +199,7 @@ class BrowserEngine:
             if not session.lock.locked() and now - session.last_used > idle_seconds:
                 await self.stop(session.session_id)
         unused = now - self._last_used > idle_seconds
-        if not self._sessions and self._browser is not None and unused:
+        if not self._sessions and not self._opening and self._browser is not None and unused:
             async with self._start_lock:
                 await self._shutdown_browser()
 
