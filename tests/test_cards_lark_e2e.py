@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from cards import validate_lark_card
 from cards.lark_progress import ELEMENT_ID
 from tests.cards_samples import SAMPLES
-from tests.fakes.lark_server import FakeLark
+from tests.fakes.lark_server import FakeLark, route_key
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import Served, message_event, settings_for
 
@@ -27,10 +28,19 @@ def streaming(home: Path, lark: FakeLark, llm: FakeLLM) -> Any:
     return settings_for(home, lark.domain, llm.base_url, lark=UNBUDGETED)
 
 
-def slow_ui_turn(llm: FakeLLM) -> None:
-    """A turn that takes > 1 s: a ui_card call, then the answer streamed in small pieces."""
+def slow_ui_turn(llm: FakeLLM, gate: asyncio.Event | None = None) -> None:
+    """A turn that takes > 1 s: a ui_card call, then the answer streamed in small pieces.
+
+    With `gate`, the answer's stream ends (and so the turn) only once the gate is set.
+    """
     call = FakeToolCall("ui_card", {"card": SAMPLES["compare"]})
-    llm.add(Reply(tool_calls=[call], delay=1.3), Reply(text=ANSWER, text_chunk=3, delay=0.2))
+    answer = Reply(text=ANSWER, text_chunk=3, delay=0.2, gate=gate)
+    llm.add(Reply(tool_calls=[call], delay=1.3), answer)
+
+
+def card_shows_answer(fake: FakeLark) -> bool:
+    """The live card's element already holds the whole answer."""
+    return any(c.elements.get(ELEMENT_ID, "").endswith(ANSWER) for c in fake.cardkit.cards.values())
 
 
 def plain_answers(fake: FakeLark) -> list[dict[str, Any]]:
@@ -136,12 +146,21 @@ async def test_cardkit_500_on_updates_falls_back_to_a_plain_answer(
 async def test_final_card_rejected_11310_falls_back_to_a_plain_answer(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
+    # The answer is on the card before the turn ends, so ending the card is only the settings
+    # call (streaming off), and Lark refuses it. Without the gate, whether the updater had
+    # pushed the last text before the turn finished was a race: when it had not, the card was
+    # ended by a full update instead, the refusal never came, and this test waited in vain.
     fake_lark.fail_next(SETTINGS, status=400, code=11310, msg="element exceeds the limit")
-    slow_ui_turn(fake_llm)
+    answered = asyncio.Event()
+    slow_ui_turn(fake_llm, gate=answered)
     async with Served(streaming(home, fake_lark, fake_llm)) as s:
         await s.post_event(message_event("compare", message_id="om_11310_1"))
+        await fake_lark.wait_for(lambda: card_shows_answer(fake_lark), timeout=10)
+        answered.set()
         await fake_lark.wait_for(lambda: len(interactive(fake_lark)) >= 3, timeout=10)
         assert await s.app.dispatcher.join(5)
+    assert [r.route for r in fake_lark.requests if r.fault] == [route_key(SETTINGS)]
+    assert len(interactive(fake_lark)) == 3  # the card, the plain answer, the ui card
     (answer,) = plain_answers(fake_lark)
     assert answer["body"]["body"]["elements"][0]["content"] == ANSWER
     assert "Phones under 4000 CNY" in fake_lark.sent[-1]["content"]

@@ -65,6 +65,9 @@ class Reply:
     usage: dict[str, Any] | None = None  # the usage object sent (default: 10 + 5 tokens)
     stream_error: int = 0  # cut the connection after this many chunks (True: the first)
     hold_open: float = 0.0  # seconds the stream stays open after `[DONE]` before it ends
+    # streamed: the content and tool-call chunks go out, the ending (finish_reason, usage,
+    # `[DONE]`) only once this is set, so a test decides when the reply is over
+    gate: asyncio.Event | None = None
 
 
 def _call_wire(call: FakeToolCall, index: int, args: str, head: bool) -> dict[str, Any]:
@@ -219,15 +222,25 @@ class FakeLLM:
             assert request.transport is not None
             request.transport.close()
             return resp
-        if reply.byte_chunk:
-            blob = b"".join(events)
-            events = [blob[i : i + reply.byte_chunk] for i in range(0, len(blob), reply.byte_chunk)]
-        for piece in events:
-            await resp.write(piece)
+        if reply.gate is not None:  # the content now, the ending once the test says so
+            ending = 1 + int(not reply.omit_finish_reason) + int(reply.usage_chunk)  # + [DONE]
+            await _write(resp, events[:-ending], reply.byte_chunk)
+            await reply.gate.wait()
+            events = events[-ending:]
+        await _write(resp, events, reply.byte_chunk)
         if reply.hold_open:
             await asyncio.sleep(reply.hold_open)
         await resp.write_eof()
         return resp
+
+
+async def _write(resp: web.StreamResponse, events: list[bytes], byte_chunk: int) -> None:
+    """Write SSE events, or (byte_chunk > 0) their bytes in pieces of that size."""
+    if byte_chunk:
+        blob = b"".join(events)
+        events = [blob[i : i + byte_chunk] for i in range(0, len(blob), byte_chunk)]
+    for piece in events:
+        await resp.write(piece)
 
 
 def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
