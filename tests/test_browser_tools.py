@@ -257,6 +257,25 @@ async def test_the_background_reaper_closes_an_idle_session_then_chromium(tmp_pa
         await own.close()
 
 
+async def test_the_reaper_leaves_chromium_up_while_a_session_is_being_made() -> None:
+    """Chromium launched for a session that is not made yet is not "unused": a launch slower
+    than browser.idle_seconds let the reaper shut it down under new_context (seen on a loaded
+    CI machine: 'Target page, context or browser has been closed')."""
+    config = parse_settings({"browser": {"idle_seconds": 0.01}}).browser  # < any launch
+    own = BrowserEngine(lambda: config, site_resolver, site_connector)
+    try:
+        making = asyncio.create_task(own.session("being-made"))
+        deadline = asyncio.get_running_loop().time() + 30
+        while not own.running:  # Chromium is up; the session's context is being made
+            assert not making.done() and asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0)
+        await own.reap()
+        session = await asyncio.wait_for(making, 30)
+        assert own.running and own.existing("being-made") is session
+    finally:
+        await own.close()
+
+
 async def test_open_sessions_are_bounded_closing_the_least_recently_used(
     tmp_path: Path, engine: BrowserEngine
 ) -> None:
