@@ -212,10 +212,9 @@ class FakeLLM:
     async def _stream(self, request: web.Request, reply: Reply, model: str) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        events = [
-            b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n"
-            for c in _chunks(reply, model)
-        ] + [b"data: [DONE]\n\n"]
+        content = _sse(_content_chunks(reply, model))
+        ending = [*_sse(_ending_chunks(reply, model)), b"data: [DONE]\n\n"]
+        events = content + ending
         if reply.stream_error:
             for piece in events[: int(reply.stream_error)]:
                 await resp.write(piece)
@@ -223,10 +222,9 @@ class FakeLLM:
             request.transport.close()
             return resp
         if reply.gate is not None:  # the content now, the ending once the test says so
-            ending = 1 + int(not reply.omit_finish_reason) + int(reply.usage_chunk)  # + [DONE]
-            await _write(resp, events[:-ending], reply.byte_chunk)
+            await _write(resp, content, reply.byte_chunk)
             await reply.gate.wait()
-            events = events[-ending:]
+            events = ending
         await _write(resp, events, reply.byte_chunk)
         if reply.hold_open:
             await asyncio.sleep(reply.hold_open)
@@ -277,12 +275,22 @@ def _zip_longest(lists: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]
     return [[x[i] for x in lists if i < len(x)] for i in range(longest)]
 
 
-def _chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+def _sse(chunks: list[dict[str, Any]]) -> list[bytes]:
+    return [b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n" for c in chunks]
+
+
+def _content_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
     out = [_chunk(model, {"role": "assistant", "content": ""})]
     field_name = reply.reasoning_field
     out += [_chunk(model, {field_name: p}) for p in _pieces(reply.reasoning, 8) if p]
     out += [_chunk(model, {"content": p}) for p in _pieces(reply.text, reply.text_chunk) if p]
     out += [_chunk(model, d) for d in _tool_chunks(reply)]
+    return out
+
+
+def _ending_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+    """The finish_reason chunk and the usage chunk, each unless the reply leaves it out."""
+    out = []
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     if not reply.omit_finish_reason:
         out.append(_chunk(model, {}, finish))
