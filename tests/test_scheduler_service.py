@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -222,3 +223,24 @@ async def test_job_row_holds_a_text_reference_and_plain_data(
     await db.close()
     assert b"larkbot.scheduler.runner:run_scheduled_job" in state
     assert b"ScheduleService" not in state
+
+
+async def test_starts_while_a_write_transaction_of_this_loop_is_open(
+    home: Path, make_service: Factory
+) -> None:
+    """The job store's tables are created off the loop: on it, that waited for the write lock
+    held by an async-engine transaction that needed the very loop to commit, and the start
+    failed after the busy timeout with "database is locked" (seen on a loaded CI machine)."""
+    svc = make_service()
+    db = Database(scheduler_settings(home).storage.url)
+    holder = sa.Table("lock_holder", sa.MetaData(), sa.Column("id", sa.Integer, primary_key=True))
+    try:
+        async with db.engine.begin() as conn:  # BEGIN IMMEDIATE: the write lock, held
+            await conn.run_sync(holder.create)
+            starting = asyncio.create_task(svc.start())
+            await asyncio.sleep(0.3)  # the start runs meanwhile, in its thread
+            await conn.execute(holder.insert().values(id=1))
+        await asyncio.wait_for(starting, 10)
+        assert await svc.list() == []
+    finally:
+        await db.close()

@@ -74,8 +74,9 @@ class ScheduleService:
         poll = cfg.poll_seconds if poll_seconds is None else poll_seconds
         self.journal = RunJournal(db, self.id, lease)  # each tick's claim, lease and done mark
         self._executor = runner.FiringExecutor(self.id, self.journal)
+        self._store = make_jobstore(self._settings.storage.url, self.journal)
         self._scheduler = OffLoopScheduler(
-            jobstores={"default": make_jobstore(self._settings.storage.url, self.journal)},
+            jobstores={"default": self._store},
             executors={"default": self._executor},
             job_defaults={
                 "coalesce": True,
@@ -130,6 +131,10 @@ class ScheduleService:
         self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
         self._scheduler.add_listener(lambda _: self._down.set(), EVENT_SCHEDULER_SHUTDOWN)
         self._loop = asyncio.get_running_loop()
+        # In a thread: on SQLite, creating the tables waits for the write lock, and while a
+        # write transaction of this process's async engine held it, that transaction could not
+        # go on (it needs this loop) — the start failed after the busy timeout, "locked".
+        await asyncio.to_thread(self._store.create_tables)
         self._scheduler.start(paused=True)
         runner.register(self.id, self)
         self._started = True

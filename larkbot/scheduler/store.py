@@ -19,7 +19,7 @@ from larkbot.storage.db import lock_ddl, sync_url
 JOBS_TABLE = "apscheduler_jobs"
 
 
-def make_jobstore(url: str, journal: RunJournal | None = None) -> SQLAlchemyJobStore:
+def make_jobstore(url: str, journal: RunJournal | None = None) -> SharedJobStore:
     """A SQLAlchemy job store on the database of `storage.url` (WAL + busy timeout on SQLite);
     with a `journal`, every due tick is claimed in it before the pass runs it (`runs.py`)."""
     try:
@@ -33,23 +33,30 @@ def make_jobstore(url: str, journal: RunJournal | None = None) -> SQLAlchemyJobS
         event.listen(engine, "connect", _sqlite_pragmas)
     if journal is not None:
         journal.sync_engine = engine
-    return _SharedJobStore(journal, engine=engine, tablename=JOBS_TABLE)
+    return SharedJobStore(journal, engine=engine, tablename=JOBS_TABLE)
 
 
-class _SharedJobStore(SQLAlchemyJobStore):
+class SharedJobStore(SQLAlchemyJobStore):
     """APScheduler's store, creating its tables under the DDL lock (replicas start together)
     and claiming the due ticks before the wakeup pass starts them and moves the jobs on."""
 
     def __init__(self, journal: RunJournal | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._journal = journal
+        self.tables_created = False
 
-    def start(self, scheduler: Any, alias: str) -> None:
-        """Create the tables if missing, serialised across replicas, then start as usual."""
+    def create_tables(self) -> None:
+        """Create the tables if missing, serialised across replicas (blocking: call in a thread)."""
         with self.engine.begin() as conn:
             lock_ddl(conn)
             self.jobs_t.create(conn, checkfirst=True)
             scheduler_runs.create(conn, checkfirst=True)
+        self.tables_created = True
+
+    def start(self, scheduler: Any, alias: str) -> None:
+        """Start as usual, the tables created first unless `create_tables` already did."""
+        if not self.tables_created:
+            self.create_tables()
         super().start(scheduler, alias)
 
     def get_due_jobs(self, now: datetime) -> list[Job]:
