@@ -144,7 +144,7 @@ async def _larkbot(lark_domain: str, llm_url: str, storage_url: str, offset: int
         figures["all_replied_s"] = time.perf_counter() - started
         claims = ours.app.journal.claims  # type: ignore[attr-defined]
         figures["claims_per_commit"] = claims.items / max(claims.groups, 1)
-        figures["deferred_starts"] = ours.app.ingress.deferred_starts
+        figures["deferred_steps"] = ours.app.ingress.deferred_steps
     return figures
 
 
@@ -205,7 +205,7 @@ def _report(
         print(
             f"{name}: claims per commit {run['claims_per_commit']:.1f}; all {total} replied "
             f"{run['all_replied_s']:.1f} s after the first event (all done: {run['drained']}); "
-            f"{run['deferred_starts']} turn starts waited for acknowledgements"
+            f"{run['deferred_steps']} turn steps waited for acknowledgements"
         )
     once = sum(1 for n in replies.values() if n == 1)
     expected = total * len(runs)

@@ -187,7 +187,7 @@ class App:
             stack.push_async_callback(store.close)
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
             approvals = consent = LarkApprovals(client, store, owners.check, timeout)
-        agent = core.agent(consent, "lark", audit=audit)
+        agent = core.agent(consent, "lark", audit=audit, yield_to=self.ingress.calm)
         dispatcher = None
         if client is not None:
             dispatcher = Dispatcher(

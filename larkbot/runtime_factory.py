@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -68,8 +68,12 @@ class Core:
         consent: ConsentProvider,
         interface: str | None = None,
         audit: AuditSink | None = None,
+        yield_to: Callable[[], Awaitable[None]] | None = None,
     ) -> Agent:
-        """An Agent for `interface` (default: the runtime's) sharing this core's parts."""
+        """An Agent for `interface` (default: the runtime's) sharing this core's parts.
+
+        `yield_to` is awaited before each model round (`serve`: Lark's acks go first).
+        """
         return Agent(
             self.provider,
             self.registry,
@@ -81,6 +85,7 @@ class Core:
             audit=audit,
             scrubber=SecretScrubber(self.live.get),
             usage=self.usage,
+            yield_to=yield_to,
         )
 
     async def aclose(self) -> None:

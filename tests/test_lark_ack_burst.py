@@ -1,4 +1,4 @@
-"""Acknowledgements first, through the real webhook: turns due while events are being acked
+"""Acknowledgements first, through the real webhook: turn steps due while events are being acked
 wait for those acks (at most `TURN_START_DEFER` each), and a lone event's turn waits for nothing.
 
 The burst is made provable rather than fast: an event whose body is held open (headers and all
@@ -141,7 +141,7 @@ async def test_turns_due_during_a_burst_start_after_its_acknowledgements(
         burst_began = time.monotonic()
         await post_all(s, range(BURST))
         # every turn of the burst came due, and had to wait, while the held ack was open
-        await until(lambda: s.app.ingress.deferred_starts >= BURST, "each burst turn waits")
+        await until(lambda: s.app.ingress.deferred_steps >= BURST, "each burst turn waits")
         released = time.monotonic()
         assert (await held.release()).startswith(b"HTTP/1.1 200")
         await answered(fake_lark, BURST + 1)
@@ -153,7 +153,7 @@ async def test_turns_due_during_a_burst_start_after_its_acknowledgements(
         )  # one answer each
 
 
-async def test_acknowledgements_that_never_end_delay_a_turn_by_max_defer_at_most(
+async def test_acknowledgements_that_never_end_delay_each_turn_step_by_max_defer_at_most(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
     async with served(home, fake_lark, fake_llm) as s:
@@ -164,9 +164,10 @@ async def test_acknowledgements_that_never_end_delay_a_turn_by_max_defer_at_most
         due = time.monotonic()
         await post_all(s, range(1))
         await until(lambda: bool(asked), "the turn starts though the held ack is still open")
-        assert asked[0].n == 0 and asked[0].acking == 1  # started mid-acknowledgement...
-        assert asked[0].at - due >= TURN_START_DEFER  # ...but only once its wait ran out
-        assert s.app.ingress.deferred_starts == 1
+        assert asked[0].n == 0 and asked[0].acking == 1  # asked mid-acknowledgement...
+        # ...but only once the waits of its start and of its first model round ran out
+        assert asked[0].at - due >= 2 * TURN_START_DEFER
+        assert s.app.ingress.deferred_steps == 2
         assert (await held.release()).startswith(b"HTTP/1.1 200")
         await answered(fake_lark, 2)
         assert [a.n for a in asked] == [0, 1]

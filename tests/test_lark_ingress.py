@@ -12,7 +12,7 @@ async def test_nothing_waits_when_no_event_is_being_acknowledged() -> None:
     ingress = Ingress(max_defer=5.0, quiet=0.0)
     started = time.monotonic()
     await ingress.calm()
-    assert time.monotonic() - started < 0.5 and ingress.deferred_starts == 0
+    assert time.monotonic() - started < 0.5 and ingress.deferred_steps == 0
 
 
 async def test_a_turn_starts_only_after_the_ack_in_progress() -> None:
@@ -23,7 +23,7 @@ async def test_a_turn_starts_only_after_the_ack_in_progress() -> None:
             await asyncio.sleep(0)
         assert not waiting.done()
     await asyncio.wait_for(waiting, 5)
-    assert ingress.deferred_starts == 1
+    assert ingress.deferred_steps == 1
 
 
 async def test_acks_that_never_stop_delay_a_turn_by_max_defer_at_most() -> None:

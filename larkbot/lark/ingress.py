@@ -1,10 +1,11 @@
-"""Acknowledgements first: turns wait to start while events are being acknowledged.
+"""Acknowledgements first: turn steps wait while events are being acknowledged.
 
 An event's 200 (or its long-connection ACK) must reach Lark within 3 s or Lark sends the event
 again, and on one event loop every step of a running turn delays every ack behind it. So a turn
-about to start first waits until no event has been acknowledged for `quiet` seconds, for at
-most `max_defer`: a burst of events is acknowledged at full speed and its turns start right
-after it; at ordinary rates (events further apart than `quiet`) nothing waits.
+about to start, and each of its model rounds (history read, model request, reply), first waits
+until no event has been acknowledged for `quiet` seconds, each step for at most `max_defer`: a
+burst of events is acknowledged at full speed and the turns, new or already running, go on
+right after it; at ordinary rates (events further apart than `quiet`) nothing waits.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-TURN_START_DEFER = 0.5  # seconds a turn's start may wait for a burst of acknowledgements
+TURN_START_DEFER = 0.5  # seconds one turn step may wait for a burst of acknowledgements
 QUIET = 0.005  # no acknowledgement for this long: the burst is over
 
 
@@ -26,9 +27,13 @@ class Ingress:
         self.quiet = quiet
         self.acking_now = 0
         self.last_acked = 0.0  # monotonic time the latest acknowledgement ended
-        self.deferred_starts = 0  # turn starts that had to wait (bench_webhook reports it)
-        self._calm = asyncio.Event()  # set while nothing is being acknowledged
-        self._calm.set()
+        self.deferred_steps = 0  # turn steps that had to wait (bench_webhook reports it)
+        # Set once nothing was acknowledged for `quiet`. Waiters are woken by one timer at the
+        # end of the burst, not at every ack's end: 50 turns re-checking after each of a
+        # burst's acks cost more than the acks themselves.
+        self._calm = asyncio.Event()
+        self._waiting = 0
+        self._timer: asyncio.TimerHandle | None = None
 
     @contextmanager
     def acking(self) -> Iterator[None]:
@@ -40,27 +45,40 @@ class Ingress:
         finally:
             self.acking_now -= 1
             self.last_acked = time.monotonic()
-            if not self.acking_now:
-                self._calm.set()
+            if self._waiting and not self.acking_now:
+                self._arm(self.quiet)
 
     def _calm_now(self) -> bool:
         return not self.acking_now and time.monotonic() >= self.last_acked + self.quiet
+
+    def _arm(self, delay: float) -> None:
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._check)
+
+    def _check(self) -> None:
+        """The timer: wake the waiters if the quiet window has passed since the last ack."""
+        self._timer = None
+        if self.acking_now:  # the ack in progress arms the timer again when it ends
+            return
+        left = self.last_acked + self.quiet - time.monotonic()
+        if left > 0:
+            self._arm(left)
+        else:
+            self._calm.set()
 
     async def calm(self) -> None:
         """Return once nothing was acknowledged for `quiet`, or after `max_defer`."""
         if self._calm_now():
             return
-        self.deferred_starts += 1
-        deadline = time.monotonic() + self.max_defer
-        while not self._calm_now():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            if self.acking_now:
-                try:  # woken when the acknowledgements in progress are done
-                    async with asyncio.timeout(left):
-                        await self._calm.wait()
-                except TimeoutError:
-                    return
-            else:
-                await asyncio.sleep(min(self.last_acked + self.quiet - time.monotonic(), left))
+        self.deferred_steps += 1
+        self._calm.clear()
+        if not self.acking_now:
+            self._arm(max(self.last_acked + self.quiet - time.monotonic(), 0.0))
+        self._waiting += 1
+        try:
+            async with asyncio.timeout(self.max_defer):
+                await self._calm.wait()
+        except TimeoutError:
+            return
+        finally:
+            self._waiting -= 1

@@ -41,6 +41,8 @@ class Directory:
         self.users = users
         self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._no_scope_until = 0.0
+        # lookups in flight: a burst of one person's messages asks Lark once, not per message
+        self._asking: dict[str, asyncio.Future[str]] = {}
 
     def remember(self, open_id: str, name: str) -> None:
         """Seed a name we already know (e.g. from a message's mentions)."""
@@ -61,6 +63,17 @@ class Directory:
         label = fallback_label(open_id)
         if self.users is None or not open_id or time.monotonic() < self._no_scope_until:
             return label
+        asking = self._asking.get(open_id)
+        if asking is None:
+            asking = self._asking[open_id] = asyncio.create_task(
+                self._look_up(open_id, label), name="lark-contact-lookup"
+            )
+            asking.add_done_callback(lambda _: self._asking.pop(open_id, None))
+        return await asyncio.shield(asking)  # one waiter cancelled does not cancel the rest
+
+    async def _look_up(self, open_id: str, label: str) -> str:
+        """Ask Lark for the name and cache the answer (a refusal caches the label)."""
+        assert self.users is not None
         try:
             async with asyncio.timeout(LOOKUP_TIMEOUT):
                 user = await self.users.get_user(open_id)

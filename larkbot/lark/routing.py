@@ -47,7 +47,9 @@ def enqueue_position(queue: deque[Queued], owner: bool) -> int:
     """
     if not owner:
         return len(queue)
-    for index in range(1, len(queue)):
-        if not queue[index].owner:
-            return index
-    return len(queue)
+    # Behind the head the queue is owners' turns then non-owners' (this keeps it so): walk back
+    # over the non-owners only, so a busy owner's long queue costs nothing per message.
+    index = len(queue)
+    while index > 1 and not queue[index - 1].owner:
+        index -= 1
+    return index
