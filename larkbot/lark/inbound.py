@@ -70,6 +70,8 @@ def _dict(value: Any) -> dict[str, Any]:
 
 def _scrub(text: str) -> str:
     """Lone surrogates (valid JSON escapes, invalid UTF-8) become "?": they broke every write."""
+    if text.isascii():  # most fields (ids, types, times): nothing to replace, skip the copy
+        return text
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
