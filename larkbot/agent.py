@@ -341,7 +341,7 @@ class Agent:
 
 
 async def _nothing_first() -> None:
-    """No other work goes before a model round (the terminal, tests)."""
+    """No other work goes before a model round (the terminal, the web chat, tests)."""
 
 
 async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:

@@ -1,4 +1,4 @@
-"""Acknowledgements first: a turn's start waits for a burst of acks, bounded by `max_defer`."""
+"""Acknowledgements first: a turn step waits for a burst of acks, bounded by `max_defer`."""
 
 from __future__ import annotations
 

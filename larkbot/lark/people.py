@@ -66,17 +66,16 @@ class Directory:
         asking = self._asking.get(open_id)
         if asking is None:
             asking = self._asking[open_id] = asyncio.create_task(
-                self._look_up(open_id, label), name="lark-contact-lookup"
+                self._look_up(self.users, open_id, label), name="lark-contact-lookup"
             )
             asking.add_done_callback(lambda _: self._asking.pop(open_id, None))
         return await asyncio.shield(asking)  # one waiter cancelled does not cancel the rest
 
-    async def _look_up(self, open_id: str, label: str) -> str:
+    async def _look_up(self, users: _Users, open_id: str, label: str) -> str:
         """Ask Lark for the name and cache the answer (a refusal caches the label)."""
-        assert self.users is not None
         try:
             async with asyncio.timeout(LOOKUP_TIMEOUT):
-                user = await self.users.get_user(open_id)
+                user = await users.get_user(open_id)
         except asyncio.CancelledError:
             raise
         except LarkAPIError as err:
