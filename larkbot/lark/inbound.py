@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, fields
 from typing import Any
 
+from larkbot import fast_json
 from larkbot.lark.content import describe, parse_content
 
 MESSAGE_EVENT = "im.message.receive_v1"
@@ -52,7 +52,7 @@ class InboundMessage:
     @classmethod
     def from_json(cls, data: str) -> InboundMessage:
         """Inverse of `to_json`; unknown keys are ignored so old journal rows still load."""
-        raw = json.loads(data)
+        raw = fast_json.loads(data)
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in raw.items() if k in known}
         kwargs["mentions"] = tuple(kwargs.get("mentions") or ())
@@ -60,8 +60,7 @@ class InboundMessage:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(InboundMessage))
-# One encoder for every event: `json.dumps` with a non-default option builds a new one per call.
-_to_json = json.JSONEncoder(ensure_ascii=False).encode
+_to_json = fast_json.dumps
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -13,11 +13,11 @@ neither an encrypt key nor a token is configured. Nothing a sender controls yiel
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from larkbot import fast_json
 from larkbot.config import LarkConfig
 from larkbot.lark import crypto
 
@@ -119,7 +119,7 @@ def signature_state(
 def parse_object(raw: bytes) -> dict[str, Any]:
     """The body as a JSON object; anything else is a 400."""
     try:
-        obj = json.loads(raw)
+        obj = fast_json.loads(raw)
     except (ValueError, RecursionError) as err:
         raise Rejected(400, "body is not JSON") from err
     if not isinstance(obj, dict):
