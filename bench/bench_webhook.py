@@ -130,7 +130,7 @@ async def _larkbot(lark_domain: str, llm_url: str, storage_url: str, offset: int
     """One larkbot run on a fresh home (and database): acks, then until every turn is done."""
     from pathlib import Path
 
-    from larkbot.heap import freeze_startup_heap
+    from larkbot.heap import freeze_startup_heap, widen_young_generation
     from tests.lark_harness import Served, settings_for
 
     home = Path(tempfile.mkdtemp(prefix="larkbot-bench-"))
@@ -138,6 +138,7 @@ async def _larkbot(lark_domain: str, llm_url: str, storage_url: str, offset: int
     storage = {"url": storage_url or f"sqlite:///{home}/larkbot.db"}
     async with Served(settings_for(home, lark_domain, llm_url, storage=storage)) as ours:
         freeze_startup_heap()  # as `larkbot serve` does once it is up
+        widen_young_generation()  # as `serve` does, and so for lark-oapi measured after us
         started = time.perf_counter()
         figures: dict[str, Any] = await _measure(ours.url("/lark/events"), _sealer, offset)
         figures["drained"] = await ours.app.dispatcher.join(120)

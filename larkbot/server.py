@@ -17,7 +17,7 @@ from aiohttp import web
 from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
-from larkbot.heap import freeze_startup_heap
+from larkbot.heap import freeze_startup_heap, widen_young_generation
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
 from larkbot.lark.webhook import (
     MAX_BODY_BYTES,
@@ -243,6 +243,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
     )
     await runner.setup()
     frozen = freeze_startup_heap()  # once everything is imported and started (see heap.py)
+    widen_young_generation()
     try:
         limits = {
             "cap": connection_cap(cfg.max_connections),
