@@ -246,3 +246,40 @@ async def test_a_failing_model_ends_the_run_with_run_error(home: Path, fake_llm:
         assert kinds(events) == ["RUN_STARTED", "RUN_ERROR"]
         assert events[-1]["code"] == "error" and events[-1]["message"]
         assert "sk-test" not in json.dumps(events)  # the key never reaches the browser
+
+
+def test_every_route_but_lark_and_health_is_behind_the_web_guard(home: Path) -> None:
+    from larkbot.app import App
+    from larkbot.server import create_app
+
+    web_app = create_app(App(web_settings(home, "http://127.0.0.1:9")))
+    # Lark's callbacks check their own signatures; health and metrics are for the operator
+    open_routes = {
+        "handle_events",
+        "handle_card",
+        "handle_health",
+        "handle_ready",
+        "handle_metrics",
+    }
+    unguarded = [
+        (route.method, route.resource.canonical if route.resource else "", route.handler.__name__)
+        for route in web_app.router.routes()
+        if route.method != "HEAD" and not getattr(route.handler, "web_guarded", False)
+    ]
+    assert sorted(name for *_, name in unguarded) == sorted(open_routes), unguarded
+    assert not web_app.middlewares  # nothing extra on the webhook's path before its 200
+
+
+async def test_static_files_are_served_from_their_folder_only(
+    home: Path, fake_llm: FakeLLM
+) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        async with s.http.get(s.url("/static/vendor/marked.esm.js")) as r:
+            assert r.status == 200 and "javascript" in r.headers["Content-Type"]
+            assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+        for path in ("/static/nope.js", "/static/vendor", "/static/%2e%2e/__init__.py"):
+            async with s.http.get(s.url(path)) as r:
+                assert r.status == 404, path
+        async with s.http.get(s.url("/static/..%2F__init__.py")) as r:
+            assert r.status == 404

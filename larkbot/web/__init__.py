@@ -6,6 +6,7 @@ with the application (after the App's core exists) and drains before it closes.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from larkbot.web.handlers import (
     handle_logout,
     handle_stop,
 )
-from larkbot.web.security import web_guard
+from larkbot.web.security import guard
 from larkbot.web.service import WebService
 
 if TYPE_CHECKING:
@@ -35,26 +36,42 @@ async def handle_page(request: web.Request) -> web.FileResponse:
     return web.FileResponse(STATIC / "index.html")
 
 
+def _static_file(name: str) -> Path | None:
+    """The file `name` names under STATIC, or None (missing, a directory, or outside it)."""
+    path = (STATIC / name).resolve()
+    return path if path.is_relative_to(STATIC.resolve()) and path.is_file() else None
+
+
+async def handle_static(request: web.Request) -> web.FileResponse:
+    """The page's scripts and styles (nothing outside STATIC, however the name is spelled)."""
+    path = await asyncio.to_thread(_static_file, request.match_info["name"])
+    if path is None:
+        raise web.HTTPNotFound()
+    return web.FileResponse(path)
+
+
 def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) -> WebService:
     """Add the web routes and guard; start/stop the WebService with the application."""
     svc = WebService(app, ping_seconds=ping_seconds)
     web_app[WEB_KEY] = svc
-    web_app.middlewares.append(web_guard)
-    r = web_app.router
-    r.add_get("/", handle_page)
-    r.add_static("/static/", STATIC, follow_symlinks=False)
-    r.add_post("/api/login", handle_login)
-    r.add_post("/api/logout", handle_logout)
-    r.add_post("/chat", handle_chat)
-    r.add_post("/api/runs/{run_id}/stop", handle_stop)
-    r.add_get("/api/runs/{run_id}/files/{index}", handle_file)
-    r.add_post("/api/consent/{request_id}", handle_consent)
-    r.add_get("/api/sessions", data_api.list_sessions)
-    r.add_get("/api/sessions/{session_id}", data_api.get_session)
-    r.add_delete("/api/sessions/{session_id}", data_api.delete_session)
-    r.add_get("/api/schedules", data_api.list_schedules)
-    r.add_delete("/api/schedules/{job_id}", data_api.delete_schedule)
-    r.add_get("/api/schedules/{job_id}/runs", data_api.schedule_runs)
+    routes = [
+        ("GET", "/", handle_page),
+        ("GET", "/static/{name:.+}", handle_static),
+        ("POST", "/api/login", handle_login),
+        ("POST", "/api/logout", handle_logout),
+        ("POST", "/chat", handle_chat),
+        ("POST", "/api/runs/{run_id}/stop", handle_stop),
+        ("GET", "/api/runs/{run_id}/files/{index}", handle_file),
+        ("POST", "/api/consent/{request_id}", handle_consent),
+        ("GET", "/api/sessions", data_api.list_sessions),
+        ("GET", "/api/sessions/{session_id}", data_api.get_session),
+        ("DELETE", "/api/sessions/{session_id}", data_api.delete_session),
+        ("GET", "/api/schedules", data_api.list_schedules),
+        ("DELETE", "/api/schedules/{job_id}", data_api.delete_schedule),
+        ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
+    ]
+    for method, path, handler in routes:
+        web_app.router.add_route(method, path, guard(handler))
 
     async def on_startup(_: web.Application) -> None:
         await svc.start()
