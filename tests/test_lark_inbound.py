@@ -197,3 +197,18 @@ def test_at_all_in_a_post_is_detected() -> None:
     post = {"content": [[{"tag": "at", "user_id": "all"}, {"tag": "text", "text": " standup"}]]}
     msg = normalize(envelope(post, message_type="post"), BOT)
     assert msg is not None and msg.mentioned_all and msg.text == "@all standup"
+
+
+def test_a_normalized_message_is_a_whole_frozen_inbound_message() -> None:
+    import dataclasses
+
+    import pytest
+
+    msg = normalize(envelope({"text": "@_user_1 hello @_all"}, mentions=[]), BOT)
+    assert msg is not None
+    fields = {f.name: getattr(msg, f.name) for f in dataclasses.fields(msg)}
+    assert msg == InboundMessage(**fields) and msg.signed and msg.mentioned_all
+    assert dataclasses.replace(msg, signed=False).signed is False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        msg.text = "changed"  # type: ignore[misc]
+    assert InboundMessage.from_json(msg.to_json()) == msg
