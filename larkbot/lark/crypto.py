@@ -72,7 +72,9 @@ def encrypt(plaintext: bytes | str, encrypt_key: str, iv: bytes | None = None) -
 
 def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
     """X-Lark-Signature: lowercase hex SHA-256 of timestamp + nonce + encrypt_key + raw body."""
-    return hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8") + body).hexdigest()
+    digest = hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8"))
+    digest.update(body)  # not `+ body`: that copies the body once more
+    return digest.hexdigest()
 
 
 def verify_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes, given: str) -> bool:

@@ -72,7 +72,7 @@ def check_size(raw: bytes, limit: int = MAX_BODY_BYTES) -> None:
     """Refuse empty bodies (400) and bodies over the cap (413)."""
     if len(raw) > limit:
         raise Rejected(413, "body too large")
-    if not raw.strip():
+    if not raw or raw.isspace():  # not `strip()`: that copies every body
         raise Rejected(400, "empty body")
 
 
