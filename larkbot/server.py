@@ -25,7 +25,7 @@ from larkbot.lark.webhook import (
     verify_card_request,
     verify_event_request,
 )
-from larkbot.logs import configure_logging, get_logger
+from larkbot.logs import configure_logging, debug_on, get_logger
 from larkbot.misconfig import find_problems
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_port, check_writable, port_error
@@ -142,7 +142,8 @@ async def _handle_event(request: web.Request) -> web.Response:
         # Our side failed (e.g. storage): a 503 makes Lark redeliver later instead of losing it.
         log.error("lark_submit_failed", event_id=outcome.event_id, exc_info=True)
         return _json({"msg": "temporarily unavailable"}, 503)
-    log.debug("lark_event", event_id=outcome.event_id, type=outcome.event_type, result=result)
+    if debug_on():
+        log.debug("lark_event", event_id=outcome.event_id, type=outcome.event_type, result=result)
     return _json(outcome.body)
 
 
