@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -25,27 +26,41 @@ async def cancel_and_wait(task: asyncio.Task[Any]) -> None:
         pass
 
 
-async def wait_bounded(future: asyncio.Future[T], seconds: float) -> T:
+async def wait_bounded(
+    future: asyncio.Future[T],
+    seconds: float,
+    then: Callable[[asyncio.Future[T]], None] | None = None,
+) -> T:
     """`future`'s result, waiting at most `seconds` (TimeoutError); never cancels `future`.
 
     `wait_for(shield(f), t)` does the same with two more futures and a task; this sits on the
-    webhook's path before its 200.
+    webhook's path before its 200. `then(future)` runs once `future` is done, whether or not
+    this wait ended first, in the callback that wakes the waiter: one callback, not two.
     """
+    if future.done():
+        if then is not None:
+            then(future)
+        return future.result()
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    def done(finished: asyncio.Future[T]) -> None:
+        if then is not None:
+            then(finished)
+        wake()
+
+    future.add_done_callback(done)
+    timer = loop.call_later(seconds, wake)
+    try:
+        await woken
+    finally:
+        timer.cancel()
+        if then is None:
+            future.remove_done_callback(done)
     if not future.done():
-        loop = asyncio.get_running_loop()
-        woken = loop.create_future()
-
-        def wake(_: object = None) -> None:
-            if not woken.done():
-                woken.set_result(None)
-
-        future.add_done_callback(wake)
-        timer = loop.call_later(seconds, wake)
-        try:
-            await woken
-        finally:
-            timer.cancel()
-            future.remove_done_callback(wake)
-        if not future.done():
-            raise TimeoutError
+        raise TimeoutError
     return future.result()

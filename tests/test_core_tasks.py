@@ -65,3 +65,28 @@ async def test_a_cancelled_waiter_does_not_cancel_the_future() -> None:
     with pytest.raises(asyncio.CancelledError):
         await waiter
     assert not pending.cancelled()
+
+
+async def test_then_runs_once_the_future_settles_however_the_wait_ended() -> None:
+    loop = asyncio.get_running_loop()
+    seen: list[object] = []
+    done_already = loop.create_future()
+    done_already.set_result("now")
+    assert await wait_bounded(done_already, 5, lambda f: seen.append(f.result())) == "now"
+    timed_out, abandoned = loop.create_future(), loop.create_future()
+    with pytest.raises(TimeoutError):
+        await wait_bounded(timed_out, 0.01, lambda f: seen.append(f.result()))
+    waiter = asyncio.create_task(wait_bounded(abandoned, 30, lambda f: seen.append(f.result())))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert seen == ["now"]
+    timed_out.set_result("late")
+    abandoned.set_result("after cancel")
+    await asyncio.sleep(0)
+    assert seen == ["now", "late", "after cancel"]
+    on_time = loop.create_future()
+    loop.call_soon(on_time.set_result, "woken")
+    assert await wait_bounded(on_time, 5, lambda f: seen.append(f.result())) == "woken"
+    assert seen[-1] == "woken"

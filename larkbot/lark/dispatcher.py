@@ -103,18 +103,23 @@ class Dispatcher:
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
         claim = self.journal.claim_soon(msg.message_id, msg.to_json())
-        claim.add_done_callback(functools.partial(self._claim_settled, item))
-        return "queued" if await self._durable(claim) else "duplicate"
+        settled = functools.partial(self._claim_settled, item)
+        return "queued" if await self._durable(claim, settled) else "duplicate"
 
-    async def _durable(self, claim: asyncio.Future[bool]) -> bool:
+    async def _durable(
+        self,
+        claim: asyncio.Future[bool],
+        then: Callable[[asyncio.Future[bool]], None] | None = None,
+    ) -> bool:
         """Wait for the claim to be committed: only then may Lark get its 200 (never resend).
 
         Past `ack_deadline` (inside Lark's 3 s) this raises, the webhook answers 503 and Lark
         redelivers; the claim may still land meanwhile, and the redelivery is then a duplicate.
         A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
+        `then(claim)` runs once it is settled, even after this wait gave up.
         """
         try:
-            return await wait_bounded(claim, self.ack_deadline)
+            return await wait_bounded(claim, self.ack_deadline, then)
         except TimeoutError:
             raise ClaimPending(
                 f"journal claim not committed within {self.ack_deadline} s"
