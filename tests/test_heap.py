@@ -22,7 +22,7 @@ def test_the_youngest_generation_is_collected_less_often_once_widened() -> None:
     old = widen_young_generation()
     try:
         assert gc.get_threshold() == (YOUNG_THRESHOLD, *old[1:])
-        assert YOUNG_THRESHOLD > old[0]
+        assert old[0] < YOUNG_THRESHOLD
         gc.collect(0)  # start from an empty youngest generation
         before = gc.get_stats()[0]["collections"]
         keep = [[] for _ in range(old[0] * 3)]  # three default thresholds' worth of containers
