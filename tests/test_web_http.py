@@ -278,6 +278,8 @@ async def test_static_files_are_served_from_their_folder_only(
         async with s.http.get(s.url("/static/vendor/marked.esm.js")) as r:
             assert r.status == 200 and "javascript" in r.headers["Content-Type"]
             assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+        async with s.http.head(s.url("/")) as r:
+            assert r.status == 200 and "Content-Security-Policy" in r.headers
         for path in ("/static/nope.js", "/static/vendor", "/static/%2e%2e/__init__.py"):
             async with s.http.get(s.url(path)) as r:
                 assert r.status == 404, path

@@ -71,7 +71,10 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
         ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
     ]
     for method, path, handler in routes:
-        web_app.router.add_route(method, path, guard(handler))
+        if method == "GET":  # with HEAD, as add_get does
+            web_app.router.add_get(path, guard(handler))
+        else:
+            web_app.router.add_route(method, path, guard(handler))
 
     async def on_startup(_: web.Application) -> None:
         await svc.start()
