@@ -53,8 +53,7 @@ class InboundMessage:
     def from_json(cls, data: str) -> InboundMessage:
         """Inverse of `to_json`; unknown keys are ignored so old journal rows still load."""
         raw = fast_json.loads(data)
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in raw.items() if k in known}
+        kwargs = {k: v for k, v in raw.items() if k in _FIELD_SET}
         kwargs["mentions"] = tuple(kwargs.get("mentions") or ())
         return cls(**kwargs)
 

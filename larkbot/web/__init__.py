@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from larkbot.app import App
 
 STATIC = Path(__file__).parent / "static"
+_STATIC_ROOT = STATIC.resolve()  # what a requested file must resolve inside
 
 
 async def handle_page(request: web.Request) -> web.FileResponse:
@@ -38,8 +39,8 @@ async def handle_page(request: web.Request) -> web.FileResponse:
 
 def _static_file(name: str) -> Path | None:
     """The file `name` names under STATIC, or None (missing, a directory, or outside it)."""
-    path = (STATIC / name).resolve()
-    return path if path.is_relative_to(STATIC.resolve()) and path.is_file() else None
+    path = (_STATIC_ROOT / name).resolve()
+    return path if path.is_relative_to(_STATIC_ROOT) and path.is_file() else None
 
 
 async def handle_static(request: web.Request) -> web.FileResponse:
