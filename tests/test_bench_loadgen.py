@@ -1,0 +1,43 @@
+"""bench/loadgen.py against a real aiohttp server: every request answered, non-200s refused."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from bench.loadgen import BadResponse, LoadGenerator, build_post
+
+
+def _counting_server(seen: list[bytes]) -> web.Application:
+    async def echo(request: web.Request) -> web.Response:
+        body = await request.read()
+        seen.append(body)
+        if body == b"refuse":
+            return web.Response(status=503, text="busy")
+        return web.Response(body=b'{"msg":"success"}', content_type="application/json")
+
+    app = web.Application()
+    app.router.add_post("/lark/events", echo)
+    return app
+
+
+async def test_a_burst_sends_every_request_once_over_the_kept_connections() -> None:
+    seen: list[bytes] = []
+    async with TestServer(_counting_server(seen), host="127.0.0.1") as server:
+        url = str(server.make_url("/lark/events"))
+        requests = [build_post(url, f"event {i}".encode(), {"X-Test": "1"}) for i in range(200)]
+        async with LoadGenerator(url, 8) as gen:
+            seconds = await gen.burst(requests, within=10)
+            latencies = await gen.one_by_one(requests[:5], within=10)
+    assert sorted(seen[:200]) == sorted(f"event {i}".encode() for i in range(200))
+    assert seen[200:] == [f"event {i}".encode() for i in range(5)]
+    assert seconds > 0 and len(latencies) == 5 and all(t > 0 for t in latencies)
+
+
+async def test_a_response_other_than_200_fails_the_run() -> None:
+    async with TestServer(_counting_server([]), host="127.0.0.1") as server:
+        url = str(server.make_url("/lark/events"))
+        async with LoadGenerator(url, 2) as gen:
+            with pytest.raises(BadResponse, match="503"):
+                await gen.burst([build_post(url, b"refuse", {})] * 3, within=10)
