@@ -1,28 +1,31 @@
 """Webhook ack latency (p50/p99) and sustained events/s: larkbot vs lark-oapi's dispatcher.
 
 Both servers run on 127.0.0.1 in this process and receive the same encrypted, signed
-`im.message.receive_v1` events from a lean load generator (`bench/loadgen.py`). larkbot's path is
-the real one: verification chain, normalise, the journal claim committed (in a group) before the
-200, then a turn that asks an instant fake model and replies to a fake Lark — every event must
-get exactly one reply. The baseline is lark-oapi 1.7.5's `EventDispatcherHandler.do()` behind a
-minimal aiohttp handler whose event callback only counts (no dedupe, no storage, no reply).
+`im.message.receive_v1` events from a lean load generator (`bench/loadgen.py`). larkbot is served
+as `larkbot serve` serves it (`open_site`) and its path is the real one: verification chain,
+normalise, the journal claim committed (in a group) before the 200, then a turn that asks an
+instant fake model and replies to a fake Lark — every event must get exactly one reply. The
+baseline is lark-oapi 1.7.5's `EventDispatcherHandler.do()` behind a minimal aiohttp handler whose
+event callback only counts (no dedupe, no storage, no reply).
 
 This machine's speed drifts by a factor of two within seconds (a shared 2-core VM), so one burst
 each says little. The bursts alternate, ROUNDS times: a second lark-oapi server (it wakes the
 machine after the pause before it), lark-oapi, larkbot right after it, then larkbot's turns all
-answered (so their work never lands in a lark-oapi burst). The events/s ratio is the median
-round's larkbot/lark-oapi ratio (one stalled burst moves a total by 10 %; all bursts together
-are printed too), and lark-oapi/second lark-oapi in the same rounds shows the method's noise.
-Targets: durable ack p99 <= 5 ms and sustained events/s >= 1.0x the baseline's, in the same run.
+answered (so their work never lands in a lark-oapi burst). The events/s ratio is the median round's
+larkbot/lark-oapi ratio (one stalled burst moves a total by 10 %; all bursts together are printed
+too), and lark-oapi/second lark-oapi in the same rounds shows the method's noise. Targets: durable
+ack p99 <= 5 ms and sustained events/s >= 1.0x the baseline's, in the same run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
@@ -156,6 +159,24 @@ def _pair_ratios(ours: _Side, theirs: _Side) -> list[float]:
     return [a / b for a, b in zip(ours.rates, theirs.rates, strict=True)]
 
 
+@contextlib.asynccontextmanager
+async def _served(settings: Any) -> AsyncIterator[tuple[Any, str]]:
+    """larkbot as `larkbot serve` runs it (serve's runner and guarded site); its events URL."""
+    from larkbot.app import App
+    from larkbot.server import open_site
+
+    app = App(settings)
+    await app.start()
+    try:
+        runner, site = await open_site(app, "127.0.0.1", 0)
+        try:
+            yield app, f"http://127.0.0.1:{site.port}/lark/events"
+        finally:
+            await runner.cleanup()
+    finally:
+        await app.stop()
+
+
 async def _larkbot(
     lark_domain: str, llm_url: str, storage_url: str, offset: int, baselines: tuple[str, str]
 ) -> dict[str, Any]:
@@ -169,16 +190,16 @@ async def _larkbot(
     from pathlib import Path
 
     from larkbot.heap import freeze_startup_heap, widen_young_generation
-    from tests.lark_harness import Served, settings_for
+    from tests.lark_harness import settings_for
 
     home = Path(tempfile.mkdtemp(prefix="larkbot-bench-"))
     os.environ["LARKBOT_HOME"] = str(home)
     storage = {"url": storage_url or f"sqlite:///{home}/larkbot.db"}
-    async with Served(settings_for(home, lark_domain, llm_url, storage=storage)) as served:
+    async with _served(settings_for(home, lark_domain, llm_url, storage=storage)) as (app, url):
         freeze_startup_heap()  # as `larkbot serve` does once it is up
         widen_young_generation()  # as `serve` does (lark-oapi, in this process, gains it too)
-        dispatcher = served.app.dispatcher
-        ours, theirs = _Side(served.url("/lark/events"), offset), _Side(baselines[0], offset)
+        dispatcher = app.dispatcher
+        ours, theirs = _Side(url, offset), _Side(baselines[0], offset)
         twin = _Side(baselines[1], offset)
         async with ours.gen, theirs.gen, twin.gen:
             started = time.perf_counter()
@@ -195,9 +216,9 @@ async def _larkbot(
         figures["drained"] = drained
         figures["pair_ratios"] = _pair_ratios(ours, theirs)
         figures["noise_ratios"] = _pair_ratios(theirs, twin)
-        claims = served.app.journal.claims  # type: ignore[attr-defined]
+        claims = app.journal.claims
         figures["claims_per_commit"] = claims.items / max(claims.groups, 1)
-        figures["deferred_steps"] = served.app.ingress.deferred_steps
+        figures["deferred_steps"] = app.ingress.deferred_steps
         figures["events"] = ours.next - offset
     return {"ours": figures, "theirs": baseline | theirs.figures()}
 

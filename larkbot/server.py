@@ -235,31 +235,22 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         log.error("start_failed", error=f"{type(err).__name__}: {err}", exc_info=True)
         return 1
     await warn_misconfiguration(app)
-    cfg = settings.server
-    runner = web.AppRunner(
-        create_app(app),
-        access_log=None,
-        handle_signals=False,
-        keepalive_timeout=cfg.idle_timeout_seconds,
-    )
-    await runner.setup()
-    frozen = freeze_startup_heap()  # once everything is imported and started (see heap.py)
-    widen_young_generation()
     try:
-        limits = {
-            "cap": connection_cap(cfg.max_connections),
-            "header_timeout": cfg.header_timeout_seconds,
-        }
-        site = GuardedSite(runner, host, port, limits)
-        try:
-            await site.start()
-        except OSError as err:  # taken between the check and now
+        runner, site = await open_site(app, host, port)
+    except BaseException as err:
+        await app.stop()
+        if isinstance(err, OSError):  # taken between the check and now
             raise port_error(host, port, err) from None
+        raise
+    try:
+        frozen = freeze_startup_heap()  # once everything is imported and started (see heap.py)
+        widen_young_generation()
+        assert site.guard is not None
         log.info(
             "serving",
             host=host,
             port=site.port,
-            max_connections=limits["cap"],
+            max_connections=site.guard.cap,
             frozen_objects=frozen,
         )
         await stop.wait()
@@ -270,6 +261,29 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         await runner.cleanup()
         await app.stop()
     return 0
+
+
+async def open_site(app: App, host: str, port: int) -> tuple[web.AppRunner, GuardedSite]:
+    """`app` served as `larkbot serve` serves it (its runner and guarded site), listening."""
+    cfg = app.settings.server
+    runner = web.AppRunner(
+        create_app(app),
+        access_log=None,
+        handle_signals=False,
+        keepalive_timeout=cfg.idle_timeout_seconds,
+    )
+    await runner.setup()
+    limits = {
+        "cap": connection_cap(cfg.max_connections),
+        "header_timeout": cfg.header_timeout_seconds,
+    }
+    site = GuardedSite(runner, host, port, limits)
+    try:
+        await site.start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner, site
 
 
 async def warn_misconfiguration(app: App) -> None:
