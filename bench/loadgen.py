@@ -35,11 +35,11 @@ class BadResponse(Exception):
 class _Run:
     """One batch of requests shared by the connections: whoever is free sends the next."""
 
-    def __init__(self, requests: list[bytes], timed: bool) -> None:
+    def __init__(self, requests: list[bytes]) -> None:
         self.pending: Iterator[bytes] = iter(requests)
         self.left = len(requests)
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.latencies: list[float] | None = [] if timed else None
+        self.latencies: list[float] = []  # each response's, in the order they ended
 
     def fail(self, err: Exception) -> None:
         """Stop the run with `err`."""
@@ -104,8 +104,7 @@ class _Connection(asyncio.Protocol):
         if len(self.buffer) < end + 4 + length:
             return  # the body's rest is still on its way
         del self.buffer[: end + 4 + length]
-        if run.latencies is not None:
-            run.latencies.append(time.perf_counter() - self.sent_at)
+        run.latencies.append(time.perf_counter() - self.sent_at)
         run.answered()
         self._send_next()
 
@@ -135,22 +134,23 @@ class LoadGenerator:
 
     async def burst(self, requests: list[bytes], within: float = 60.0) -> float:
         """Send every request, all connections busy at once; seconds from first send to last 200."""
-        run = _Run(requests, timed=False)
+        run = _Run(requests)
         started = time.perf_counter()
         await self._go(run, self._connections, within)
         return time.perf_counter() - started
 
     async def one_by_one(self, requests: list[bytes], within: float = 60.0) -> list[float]:
         """Each request alone on one connection: the seconds each took to its 200."""
-        run = _Run(requests, timed=True)
+        run = _Run(requests)
         await self._go(run, self._connections[:1], within)
-        assert run.latencies is not None
         return run.latencies
 
     async def _go(self, run: _Run, connections: list[_Connection], within: float) -> None:
         if not run.left:
             return
         for conn in connections:
+            if conn.transport is None or conn.transport.is_closing():  # hung up between runs
+                raise BadResponse("connection closed before the run")
             conn.start(run)
         async with asyncio.timeout(within):
             await run.done

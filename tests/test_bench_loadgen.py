@@ -15,6 +15,9 @@ def _counting_server(seen: list[bytes]) -> web.Application:
         seen.append(body)
         if body == b"refuse":
             return web.Response(status=503, text="busy")
+        if body == b"hang up":
+            assert request.transport is not None
+            request.transport.close()
         return web.Response(body=b'{"msg":"success"}', content_type="application/json")
 
     app = web.Application()
@@ -41,3 +44,13 @@ async def test_a_response_other_than_200_fails_the_run() -> None:
         async with LoadGenerator(url, 2) as gen:
             with pytest.raises(BadResponse, match="503"):
                 await gen.burst([build_post(url, b"refuse", {})] * 3, within=10)
+
+
+async def test_a_connection_the_server_closes_fails_the_run_and_the_next() -> None:
+    async with TestServer(_counting_server([]), host="127.0.0.1") as server:
+        url = str(server.make_url("/lark/events"))
+        async with LoadGenerator(url, 1) as gen:
+            with pytest.raises(BadResponse, match="connection closed"):
+                await gen.burst([build_post(url, b"hang up", {})], within=10)
+            with pytest.raises(BadResponse, match="connection closed before the run"):
+                await gen.one_by_one([build_post(url, b"event", {})], within=10)
