@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -64,3 +65,66 @@ async def wait_bounded(
     if not future.done():
         raise TimeoutError
     return future.result()
+
+
+def start_now(coro: Coroutine[Any, Any, T], name: str) -> asyncio.Future[T]:
+    """Run `coro` up to its first suspension now, then on as a task (3.12's eager start).
+
+    A task created in a loop iteration first runs after every callback already queued for that
+    iteration. Started here, its first step (a write to a socket, say) happens before them.
+    That first step runs in the caller's task, so it must not use the current task
+    (`asyncio.timeout`, `current_task`); everything after it runs in the new task.
+    """
+    if sys.version_info >= (3, 12):
+        return asyncio.eager_task_factory(asyncio.get_running_loop(), coro, name=name)
+    loop = asyncio.get_running_loop()
+    try:
+        waiting_on = coro.send(None)
+    except StopIteration as stop:
+        done: asyncio.Future[T] = loop.create_future()
+        done.set_result(stop.value)
+        return done
+    except BaseException as err:
+        failed: asyncio.Future[T] = loop.create_future()
+        failed.set_exception(err)
+        return failed
+    return loop.create_task(_Resumed(coro, waiting_on), name=name)
+
+
+class _Resumed(Coroutine[Any, Any, T]):
+    """`coro`, already run to its first suspension on `waiting_on`, as a task's coroutine."""
+
+    def __init__(self, coro: Coroutine[Any, Any, T], waiting_on: Any) -> None:
+        self._coro = coro
+        self._first = waiting_on
+        self._started = False
+
+    def send(self, value: Any) -> Any:
+        """The task's step: first park it on what `coro` waits for, then resume `coro`."""
+        if not self._started:
+            self._started = True
+            return self._first
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        """A cancel (or error) of the task, into `coro`."""
+        if not self._started:  # cancelled before its first step: what a running task's cancel
+            self._started = True  # does to the future it parks on
+            if isinstance(self._first, asyncio.Future):
+                self._first.cancel()
+        if val is None and tb is None:
+            return self._coro.throw(typ)
+        return self._coro.throw(typ, val, tb)
+
+    def close(self) -> None:
+        """Close `coro`."""
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self  # type: ignore[return-value]
+
+    def __iter__(self) -> _Resumed[T]:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)

@@ -1,5 +1,6 @@
 """cancel_and_wait: stopping background tasks (streaming updater, lease loop, MCP supervisor);
-wait_bounded: the webhook waiting for its claim without ever cancelling it."""
+wait_bounded: the webhook waiting for its claim without ever cancelling it; start_now: a task whose
+first step runs at once (PostgreSQL claims sent before the rest of a burst's handlers run)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 
 import pytest
 
-from larkbot.tasks import cancel_and_wait, wait_bounded
+from larkbot.tasks import cancel_and_wait, start_now, wait_bounded
 
 
 async def test_cancel_and_wait_stops_the_task() -> None:
@@ -90,3 +91,57 @@ async def test_then_runs_once_the_future_settles_however_the_wait_ended() -> Non
     loop.call_soon(on_time.set_result, "woken")
     assert await wait_bounded(on_time, 5, lambda f: seen.append(f.result())) == "woken"
     assert seen[-1] == "woken"
+
+
+async def test_start_now_runs_the_first_step_before_what_is_already_queued() -> None:
+    order: list[str] = []
+    gate = asyncio.get_running_loop().create_future()
+
+    async def job() -> str:
+        order.append("job starts")
+        await gate
+        order.append("job resumes")
+        return "done"
+
+    asyncio.get_running_loop().call_soon(order.append, "queued callback")
+    task = start_now(job(), name="test")
+    assert order == ["job starts"]  # no loop iteration in between
+    gate.set_result(None)
+    assert await task == "done"
+    assert order == ["job starts", "queued callback", "job resumes"]
+
+
+async def test_start_now_passes_results_errors_and_cancels_through() -> None:
+    async def at_once() -> int:
+        return 7
+
+    async def fails() -> None:
+        await asyncio.sleep(0)
+        raise OSError("boom")
+
+    async def fails_at_once() -> None:
+        raise ValueError("early")
+
+    cleaned: list[str] = []
+
+    async def parks() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cleaned.append("cancelled inside")
+            raise
+
+    assert await start_now(at_once(), name="t") == 7
+    with pytest.raises(OSError, match="boom"):
+        await start_now(fails(), name="t")
+    with pytest.raises(ValueError, match="early"):
+        await start_now(fails_at_once(), name="t")
+    at_once_cancelled = start_now(parks(), name="t")
+    at_once_cancelled.cancel()  # before the task's first step: it never parked
+    parked = start_now(parks(), name="t")
+    await asyncio.sleep(0)  # the task's first step: parked on the coroutine's future
+    parked.cancel()
+    for task in (at_once_cancelled, parked):
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert cleaned == ["cancelled inside"] * 2

@@ -35,6 +35,49 @@ async def test_concurrent_submits_share_few_flushes() -> None:
     await batcher.close()
 
 
+async def test_send_at_starts_the_commit_inside_the_submit_that_fills_it() -> None:
+    """PostgreSQL's claims: the commit goes out during the burst, the rest queue behind it."""
+    sent: list[list[int]] = []
+    release = asyncio.Event()
+
+    async def flush(items: list[int]) -> list[int]:
+        sent.append(list(items))
+        await release.wait()
+        return [i * 2 for i in items]
+
+    lazy: GroupCommit[int, int] = GroupCommit(flush, "test")
+    waiting = [lazy.submit_soon(i) for i in range(3)]
+    assert sent == []  # without send_at: after this loop iteration
+    release.set()
+    assert await asyncio.gather(*waiting) == [0, 2, 4] and sent == [[0, 1, 2]]
+
+    sent.clear()
+    release.clear()
+    eager: GroupCommit[int, int] = GroupCommit(flush, "test", send_at=3)
+    waiting = [eager.submit_soon(i) for i in range(3)]
+    assert sent == [[0, 1, 2]]  # sent by the third submit, no loop iteration in between
+    waiting += [eager.submit_soon(i) for i in range(3, 5)]
+    assert sent == [[0, 1, 2]]  # one commit at a time: the rest wait for it
+    release.set()
+    assert await asyncio.gather(*waiting) == [0, 2, 4, 6, 8]
+    assert sent == [[0, 1, 2], [3, 4]] and eager.groups == 2 and eager.items == 5
+    await eager.close()
+    await lazy.close()
+
+
+async def test_close_fails_an_early_started_group_in_flight() -> None:
+    async def flush(items: list[int]) -> list[int]:
+        await asyncio.Event().wait()  # never commits
+        return items
+
+    batcher: GroupCommit[int, int] = GroupCommit(flush, "test", send_at=2)
+    waiting = [batcher.submit_soon(i) for i in range(3)]
+    await batcher.close()
+    for future in waiting:
+        with pytest.raises(StorageUnavailable, match="closing"):
+            await future
+
+
 async def test_a_failed_group_fails_only_its_waiters() -> None:
     release = asyncio.Event()
 

@@ -4,6 +4,10 @@ Each `submit` queues an item and waits for its result. A single flusher task han
 queued so far to `flush` (one transaction) and resolves the waiters; whatever arrives while that
 commit runs forms the next group. So at most one commit is in flight, nothing waits for a timer,
 and under load a group is everything that arrived during the previous commit (well under 1 ms).
+
+A commit starts in the loop iteration after its first item, once that iteration's other callbacks
+ran; with `send_at`, it starts inside the submit that queues that many (`start_now`), so a commit
+whose time is a round trip (PostgreSQL) overlaps the rest of the iteration's submitters.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from larkbot.logs import get_logger
+from larkbot.tasks import start_now
 
 log = get_logger("larkbot.storage.group_commit")
 
@@ -33,13 +38,15 @@ class GroupCommit(Generic[Item, Result]):
         flush: Callable[[list[Item]], Awaitable[list[Result]]],
         what: str,
         max_group: int = 512,
+        send_at: int = 0,
     ) -> None:
         self._flush = flush
         self.what = what  # for error messages: "journal claim"
         self.max_group = max_group
+        self.send_at = send_at
         self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._active = False  # a flusher is committing (one at a time)
+        self._task: asyncio.Future[None] | None = None
         self.groups = 0  # transactions committed so far
         self.items = 0  # items committed so far
 
@@ -51,19 +58,24 @@ class GroupCommit(Generic[Item, Result]):
         """Queue `item` now; the future resolves when its group committed (or fails)."""
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._pending.append((item, future))
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name=f"group-commit:{self.what}")
-        self._wake.set()
+        if not self._active:
+            if self.send_at and len(self._pending) >= self.send_at:
+                if self._task is not None:  # created for this group, not started: replaced
+                    self._task.cancel()
+                self._task = start_now(self._run(), name=f"group-commit:{self.what}")
+            elif self._task is None or self._task.done():
+                self._task = asyncio.create_task(self._run(), name=f"group-commit:{self.what}")
         return future
 
     async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
+        self._active = True
+        try:
             while self._pending:
                 group = self._pending[: self.max_group]
                 del self._pending[: len(group)]
                 await self._commit(group)
+        finally:
+            self._active = False
 
     async def _commit(self, group: list[tuple[Item, asyncio.Future[Result]]]) -> None:
         try:
