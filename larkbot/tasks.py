@@ -98,6 +98,7 @@ class _Resumed(Coroutine[Any, Any, T]):
         self._coro = coro
         self._first = waiting_on
         self._started = False
+        self.__qualname__ = getattr(coro, "__qualname__", "coroutine")  # the task's repr
 
     def send(self, value: Any) -> Any:
         """The task's step: first park it on what `coro` waits for, then resume `coro`."""
@@ -119,6 +120,11 @@ class _Resumed(Coroutine[Any, Any, T]):
     def close(self) -> None:
         """Close `coro`."""
         self._coro.close()
+
+    @property
+    def cr_frame(self) -> Any:
+        """`coro`'s frame, for the task's stack (`Task.get_stack`, `print_stack`)."""
+        return getattr(self._coro, "cr_frame", None)
 
     def __await__(self) -> Generator[Any, None, T]:
         return self  # type: ignore[return-value]

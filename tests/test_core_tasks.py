@@ -106,6 +106,8 @@ async def test_start_now_runs_the_first_step_before_what_is_already_queued() -> 
     asyncio.get_running_loop().call_soon(order.append, "queued callback")
     task = start_now(job(), name="test")
     assert order == ["job starts"]  # no loop iteration in between
+    assert "<locals>.job()" in repr(task)  # named after its coroutine, not the driver
+    assert [frame.f_code.co_name for frame in task.get_stack()] == ["job"]
     gate.set_result(None)
     assert await task == "done"
     assert order == ["job starts", "queued callback", "job resumes"]
