@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable, Coroutine, Generator
+from collections import deque
+from collections.abc import Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -27,20 +28,12 @@ async def cancel_and_wait(task: asyncio.Task[Any]) -> None:
         pass
 
 
-async def wait_bounded(
-    future: asyncio.Future[T],
-    seconds: float,
-    then: Callable[[asyncio.Future[T]], None] | None = None,
-) -> T:
+async def wait_bounded(future: asyncio.Future[T], seconds: float) -> T:
     """`future`'s result, waiting at most `seconds` (TimeoutError); never cancels `future`.
 
-    `wait_for(shield(f), t)` does the same with two more futures and a task; this sits on the
-    webhook's path before its 200. `then(future)` runs once `future` is done, whether or not
-    this wait ended first, in the callback that wakes the waiter: one callback, not two.
+    `wait_for(shield(f), t)` does the same with two more futures and a task.
     """
     if future.done():
-        if then is not None:
-            then(future)
         return future.result()
     loop = asyncio.get_running_loop()
     woken = loop.create_future()
@@ -49,22 +42,48 @@ async def wait_bounded(
         if not woken.done():
             woken.set_result(None)
 
-    def done(finished: asyncio.Future[T]) -> None:
-        if then is not None:
-            then(finished)
-        wake()
-
-    future.add_done_callback(done)
+    future.add_done_callback(wake)
     timer = loop.call_later(seconds, wake)
     try:
         await woken
     finally:
         timer.cancel()
-        if then is None:
-            future.remove_done_callback(done)
+        future.remove_done_callback(wake)
     if not future.done():
         raise TimeoutError
     return future.result()
+
+
+class Deadlines:
+    """Fails each watched future still pending `seconds` after it was watched, with TimeoutError.
+
+    One timer for all of them instead of a `call_later` each: every webhook waits like this for
+    its claim, and a timer per event is a heap push and a cancel on the path before its 200.
+    The deadlines come in the order they were set (one `seconds` for all), so a queue is enough.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._queue: deque[tuple[float, asyncio.Future[Any]]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(self, future: asyncio.Future[Any]) -> None:
+        """Fail `future` with TimeoutError unless it is done within `seconds` from now."""
+        loop = asyncio.get_running_loop()
+        self._queue.append((loop.time() + self.seconds, future))
+        if self._timer is None:
+            self._timer = loop.call_at(self._queue[0][0], self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now, queue = loop.time(), self._queue
+        while queue and (queue[0][1].done() or queue[0][0] <= now):
+            _, future = queue.popleft()
+            if not future.done():
+                future.set_exception(TimeoutError())
+        if queue:
+            self._timer = loop.call_at(queue[0][0], self._expire)
 
 
 def start_now(coro: Coroutine[Any, Any, T], name: str) -> asyncio.Future[T]:

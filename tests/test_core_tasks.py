@@ -1,6 +1,6 @@
 """cancel_and_wait: stopping background tasks (streaming updater, lease loop, MCP supervisor);
-wait_bounded: the webhook waiting for its claim without ever cancelling it; start_now: a task whose
-first step runs at once (PostgreSQL claims sent before the rest of a burst's handlers run)."""
+wait_bounded and Deadlines: the webhook waiting for its claim, bounded, never cancelling it;
+start_now: a task whose first step runs at once (PostgreSQL claims sent during a burst)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from larkbot.tasks import cancel_and_wait, start_now, wait_bounded
+from larkbot.tasks import Deadlines, cancel_and_wait, start_now, wait_bounded
 
 
 async def test_cancel_and_wait_stops_the_task() -> None:
@@ -68,29 +68,25 @@ async def test_a_cancelled_waiter_does_not_cancel_the_future() -> None:
     assert not pending.cancelled()
 
 
-async def test_then_runs_once_the_future_settles_however_the_wait_ended() -> None:
+async def test_deadlines_fail_what_is_still_pending_with_one_timer() -> None:
     loop = asyncio.get_running_loop()
-    seen: list[object] = []
-    done_already = loop.create_future()
-    done_already.set_result("now")
-    assert await wait_bounded(done_already, 5, lambda f: seen.append(f.result())) == "now"
-    timed_out, abandoned = loop.create_future(), loop.create_future()
+    deadlines = Deadlines(0.05)
+    on_time, late, abandoned = (loop.create_future() for _ in range(3))
+    for future in (on_time, late, abandoned):
+        deadlines.watch(future)
+    on_time.set_result("in time")
+    abandoned.cancel()  # its waiter went away
     with pytest.raises(TimeoutError):
-        await wait_bounded(timed_out, 0.01, lambda f: seen.append(f.result()))
-    waiter = asyncio.create_task(wait_bounded(abandoned, 30, lambda f: seen.append(f.result())))
-    await asyncio.sleep(0)
-    waiter.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await waiter
-    assert seen == ["now"]
-    timed_out.set_result("late")
-    abandoned.set_result("after cancel")
-    await asyncio.sleep(0)
-    assert seen == ["now", "late", "after cancel"]
-    on_time = loop.create_future()
-    loop.call_soon(on_time.set_result, "woken")
-    assert await wait_bounded(on_time, 5, lambda f: seen.append(f.result())) == "woken"
-    assert seen[-1] == "woken"
+        await late
+    assert on_time.result() == "in time" and abandoned.cancelled()
+    later = loop.create_future()
+    deadlines.watch(later)  # the queue emptied: the timer is armed again
+    with pytest.raises(TimeoutError):
+        await later
+    kept = loop.create_future()
+    deadlines.watch(kept)
+    kept.set_result(1)
+    assert await kept == 1
 
 
 async def test_start_now_runs_the_first_step_before_what_is_already_queued() -> None:

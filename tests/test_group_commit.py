@@ -220,3 +220,31 @@ async def test_sqlite_claim_never_blocks_the_loop_on_a_locked_file(sqlite_db: Da
     assert await journal.status("om_locked") == "claimed"
     other.close()
     await journal.close()
+
+
+async def test_a_claim_past_the_ack_deadline_gets_503_then_counts_once(home: Path) -> None:
+    """The journal's file is locked past the 2 s ack deadline: the webhook answers 503 (Lark
+    redelivers); the claim lands once the lock is free, its turn answers once, and Lark's
+    redelivery is acknowledged as a duplicate."""
+    import sqlite3
+
+    async with FakeLark() as lark, FakeLLM() as llm:
+        served = Served(settings_for(home, lark.domain, llm.base_url))
+        async with served:
+            assert (await served.post_event(message_event("warm up")))[0] == 200
+            await lark.wait_for(lambda: len(lark.sent) == 1, timeout=30)
+            journal = served.app.journal
+            assert isinstance(journal, SqliteJournal)
+            other = sqlite3.connect(journal.path, isolation_level=None, check_same_thread=False)
+            other.execute("BEGIN IMMEDIATE")
+            event = message_event("hi", message_id="om_late")
+            try:
+                status, body = await served.post_event(event)
+            finally:
+                other.execute("ROLLBACK")
+                other.close()
+            assert (status, body) == (503, {"msg": "temporarily unavailable"})
+            assert (await served.post_event(event))[0] == 200  # Lark's redelivery
+            await lark.wait_for(lambda: len(lark.sent) >= 2, timeout=30)
+            assert await served.app.dispatcher.join(30)
+    assert [m["reply_to"] for m in lark.sent].count("om_late") == 1

@@ -9,7 +9,7 @@ import contextlib
 import functools
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from larkbot.config import LarkConfig
@@ -27,7 +27,7 @@ from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
-from larkbot.tasks import cancel_and_wait, wait_bounded
+from larkbot.tasks import Deadlines, cancel_and_wait, wait_bounded
 
 log = get_logger("larkbot.lark.dispatcher")
 
@@ -77,6 +77,7 @@ class Dispatcher:
         self._held: dict[str, Queued] = {}
         self._heartbeat_task: asyncio.Task[None] | None = None
         self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
+        self._ack_deadlines = Deadlines(ack_deadline)
 
     async def accept(self, msg: InboundMessage) -> str:
         """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
@@ -89,7 +90,7 @@ class Dispatcher:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
         if (held := self._held.get(msg.message_id)) is not None:  # its turn is still here
-            await self._durable(held.claimed)
+            await self._durable(wait_bounded(held.claimed, self.ack_deadline))
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
@@ -102,38 +103,36 @@ class Dispatcher:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
-        claim = self.journal.claim_soon(msg.message_id, msg.to_json())
         settled = functools.partial(self._claim_settled, item)
-        return "queued" if await self._durable(claim, settled) else "duplicate"
+        claim = self.journal.claim_soon(msg.message_id, msg.to_json(), settled)
+        self._ack_deadlines.watch(claim)
+        return "queued" if await self._durable(claim) else "duplicate"
 
-    async def _durable(
-        self,
-        claim: asyncio.Future[bool],
-        then: Callable[[asyncio.Future[bool]], None] | None = None,
-    ) -> bool:
+    async def _durable(self, claim: Awaitable[bool]) -> bool:
         """Wait for the claim to be committed: only then may Lark get its 200 (never resend).
 
         Past `ack_deadline` (inside Lark's 3 s) this raises, the webhook answers 503 and Lark
         redelivers; the claim may still land meanwhile, and the redelivery is then a duplicate.
         A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
-        `then(claim)` runs once it is settled, even after this wait gave up.
+        A new claim's future is failed at the deadline by `_ack_deadlines`, one timer for all
+        (its outcome still reaches `_claim_settled`); a duplicate waits on its first delivery.
         """
         try:
-            return await wait_bounded(claim, self.ack_deadline, then)
+            return await claim
         except TimeoutError:
             raise ClaimPending(
                 f"journal claim not committed within {self.ack_deadline} s"
             ) from None
 
-    def _claim_settled(self, item: Queued, claim: asyncio.Future[bool]) -> None:
+    def _claim_settled(self, item: Queued, outcome: bool | BaseException) -> None:
         """The claim committed or failed: the turn may run, or must wait for Lark's resend."""
-        failed = claim.cancelled() or claim.exception() is not None
+        failed = isinstance(outcome, BaseException)
         if failed:
             self._unhold(item)  # Lark's redelivery must be claimed afresh, not be a "duplicate"
-            if not claim.cancelled():
-                log.error("lark_claim_failed", exc_info=claim.exception())
+            if not isinstance(outcome, asyncio.CancelledError):
+                log.error("lark_claim_failed", exc_info=outcome)
         if not item.claimed.done():
-            item.claimed.set_result(not failed and claim.result())
+            item.claimed.set_result(not failed and outcome is True)
 
     async def _follows_topic(self, msg: InboundMessage) -> bool:
         """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""

@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from larkbot.storage.db import Database, metadata
-from larkbot.storage.group_commit import GroupCommit
+from larkbot.storage.group_commit import GroupCommit, Settled
 
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
@@ -61,8 +61,14 @@ class InboundJournal(Protocol):
     async def claim(self, message_id: str, payload: str) -> bool:
         """True when this replica now owns the message (new, or an expired unfinished claim)."""
 
-    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
-        """`claim` started now; the future resolves once it is committed (the webhook's path)."""
+    def claim_soon(
+        self, message_id: str, payload: str, settled: Settled | None = None
+    ) -> asyncio.Future[bool]:
+        """`claim` started now; the future resolves once it is committed (the webhook's path).
+
+        Its waiter may fail or cancel the future (a deadline); `settled(won or error)` still
+        hears how the claim ended.
+        """
 
     async def renew(self, message_id: str) -> bool:
         """Extend the lease of a claim this replica holds; False when it no longer holds it."""
@@ -166,9 +172,11 @@ class PostgresJournal:
         """New claim, or takeover of an expired unfinished one; committed with its group."""
         return await self.claims.submit((message_id, payload))
 
-    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
+    def claim_soon(
+        self, message_id: str, payload: str, settled: Settled | None = None
+    ) -> asyncio.Future[bool]:
         """`claim`, queued for the next group commit at once."""
-        return self.claims.submit_soon((message_id, payload))
+        return self.claims.submit_soon((message_id, payload), settled)
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         firsts = dict(reversed(rows))  # the same message twice in one group: the first wins

@@ -26,6 +26,7 @@ from larkbot.lark.journal import (
 from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.storage.clock import StorageClock
 from larkbot.storage.db import Database
+from larkbot.storage.group_commit import Settled
 
 PREFIX = "larkbot:inbound:"
 PENDING = "larkbot:inbound-pending"
@@ -133,9 +134,31 @@ class RedisJournal:
         """New claim, or takeover of an expired unfinished one."""
         return await self._try(message_id, payload, self.clock.now())
 
-    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
+    def claim_soon(
+        self, message_id: str, payload: str, settled: Settled | None = None
+    ) -> asyncio.Future[bool]:
         """`claim` as a task started now (one script call; nothing to group)."""
-        return asyncio.ensure_future(self.claim(message_id, payload))
+        task = asyncio.ensure_future(self.claim(message_id, payload))
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def ended(task: asyncio.Future[bool]) -> None:
+            if task.cancelled():  # closing
+                outcome: Any = asyncio.CancelledError()
+            else:
+                outcome = task.exception() or task.result()
+            if settled is not None:
+                settled(outcome)
+            if waiter.done():  # its waiter gave up (a deadline): the claim still counted
+                return
+            if task.cancelled():
+                waiter.cancel()
+            elif isinstance(outcome, BaseException):
+                waiter.set_exception(outcome)
+            else:
+                waiter.set_result(outcome)
+
+        task.add_done_callback(ended)
+        return waiter
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward when this replica still owns the claim; False when not."""

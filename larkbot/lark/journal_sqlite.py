@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from larkbot.lark.journal import DAY, MAX_ATTEMPTS, renew_batches
 from larkbot.logs import get_logger
 from larkbot.storage.db import Database
-from larkbot.storage.group_commit import GroupCommit
+from larkbot.storage.group_commit import GroupCommit, Settled
 
 T = TypeVar("T")
 log = get_logger("larkbot.lark.journal")
@@ -168,9 +168,11 @@ class SqliteJournal:
         """New claim, or takeover of an expired unfinished one; committed with its group."""
         return await self.claims.submit((message_id, payload))
 
-    def claim_soon(self, message_id: str, payload: str) -> asyncio.Future[bool]:
+    def claim_soon(
+        self, message_id: str, payload: str, settled: Settled | None = None
+    ) -> asyncio.Future[bool]:
         """`claim`, queued for the next group commit at once."""
-        return self.claims.submit_soon((message_id, payload))
+        return self.claims.submit_soon((message_id, payload), settled)
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         return await self._write(lambda conn: self._claim_rows(conn, rows))

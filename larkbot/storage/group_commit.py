@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from larkbot.logs import get_logger
 from larkbot.tasks import start_now
@@ -24,6 +24,10 @@ log = get_logger("larkbot.storage.group_commit")
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+# Called with an item's outcome (its result, or the error that failed its group), whatever
+# became of its future: a waiter that gave up (a deadline, a cancel) must not hide the outcome.
+Settled = Callable[[Any], None]
+_Entry = tuple[Item, "asyncio.Future[Result]", Settled | None]
 
 
 class StorageUnavailable(Exception):
@@ -44,7 +48,7 @@ class GroupCommit(Generic[Item, Result]):
         self.what = what  # for error messages: "journal claim"
         self.max_group = max_group
         self.send_at = send_at
-        self._pending: list[tuple[Item, asyncio.Future[Result]]] = []
+        self._pending: list[_Entry[Item, Result]] = []
         self._active = False  # a flusher is committing (one at a time)
         self._task: asyncio.Future[None] | None = None
         self.groups = 0  # transactions committed so far
@@ -54,10 +58,14 @@ class GroupCommit(Generic[Item, Result]):
         """Queue `item`; returns its result once its group committed (StorageUnavailable if not)."""
         return await self.submit_soon(item)
 
-    def submit_soon(self, item: Item) -> asyncio.Future[Result]:
-        """Queue `item` now; the future resolves when its group committed (or fails)."""
+    def submit_soon(self, item: Item, settled: Settled | None = None) -> asyncio.Future[Result]:
+        """Queue `item` now; the future resolves when its group committed (or fails).
+
+        `settled(result or error)` runs as the group ends, even when the future was failed or
+        cancelled by its waiter meanwhile; it is called directly, not as a future callback.
+        """
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self._pending.append((item, future))
+        self._pending.append((item, future, settled))
         if not self._active:
             if self.send_at and len(self._pending) >= self.send_at:
                 if self._task is not None:  # created for this group, not started: replaced
@@ -77,9 +85,9 @@ class GroupCommit(Generic[Item, Result]):
         finally:
             self._active = False
 
-    async def _commit(self, group: list[tuple[Item, asyncio.Future[Result]]]) -> None:
+    async def _commit(self, group: list[_Entry[Item, Result]]) -> None:
         try:
-            results = await self._flush([item for item, _ in group])
+            results = await self._flush([item for item, _, _ in group])
         except asyncio.CancelledError:
             _fail(group, f"{self.what} not stored: closing")
             raise
@@ -89,8 +97,10 @@ class GroupCommit(Generic[Item, Result]):
             return
         self.groups += 1
         self.items += len(group)
-        for (_, future), result in zip(group, results, strict=True):
-            if not future.done():  # a waiter may have been cancelled meanwhile
+        for (_, future, settled), result in zip(group, results, strict=True):
+            if settled is not None:
+                settled(result)
+            if not future.done():  # its waiter may have given up meanwhile
                 future.set_result(result)
 
     async def close(self) -> None:
@@ -105,12 +115,12 @@ class GroupCommit(Generic[Item, Result]):
 
 
 def _fail(
-    group: list[tuple[Item, asyncio.Future[Result]]],
-    reason: str,
-    cause: BaseException | None = None,
+    group: list[_Entry[Item, Result]], reason: str, cause: BaseException | None = None
 ) -> None:
-    for _, future in group:
+    for _, future, settled in group:
+        failed = StorageUnavailable(reason)
+        failed.__cause__ = cause
+        if settled is not None:
+            settled(failed)
         if not future.done():
-            failed = StorageUnavailable(reason)
-            failed.__cause__ = cause
             future.set_exception(failed)
