@@ -72,8 +72,8 @@ class Slow(BaseTool):
 
     async def run(self, **kw):
         home = Path(__file__).parent.parent
-        await asyncio.to_thread((home / "started.fifo").write_text, "x")  # the test reads it
-        try:
+        try:  # the recall may land before the write below has returned here: still running
+            await asyncio.to_thread((home / "started.fifo").write_text, "x")  # the test reads it
             await asyncio.sleep(30)
         except asyncio.CancelledError:
             (home / "tool-cancelled").write_text("x")
