@@ -26,7 +26,7 @@ from larkbot.lark.journal import (
 from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.storage.clock import StorageClock
 from larkbot.storage.db import Database
-from larkbot.storage.group_commit import Settled
+from larkbot.storage.group_commit import Settled, resolve
 
 PREFIX = "larkbot:inbound:"
 PENDING = "larkbot:inbound-pending"
@@ -110,6 +110,7 @@ class RedisJournal:
         self.retention_ms = int(max(retention_seconds, DAY) * 1000)
         self.owner = uuid.uuid4().hex
         self._claim = self.redis.register_script(_CLAIM)
+        self._claiming: set[asyncio.Future[bool]] = set()  # claims started by `claim_soon`
         self._set_lease = self.redis.register_script(_SET_LEASE)
         self._renew_many = self.redis.register_script(_RENEW_MANY)
         self._forgive = self.redis.register_script(_FORGIVE)
@@ -139,23 +140,15 @@ class RedisJournal:
     ) -> asyncio.Future[bool]:
         """`claim` as a task started now (one script call; nothing to group)."""
         task = asyncio.ensure_future(self.claim(message_id, payload))
+        self._claiming.add(task)  # its waiter is `waiter`: nothing else would keep it alive
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def ended(task: asyncio.Future[bool]) -> None:
+            self._claiming.discard(task)
             if task.cancelled():  # closing
-                outcome: Any = asyncio.CancelledError()
+                resolve(waiter, settled, asyncio.CancelledError())
             else:
-                outcome = task.exception() or task.result()
-            if settled is not None:
-                settled(outcome)
-            if waiter.done():  # its waiter gave up (a deadline): the claim still counted
-                return
-            if task.cancelled():
-                waiter.cancel()
-            elif isinstance(outcome, BaseException):
-                waiter.set_exception(outcome)
-            else:
-                waiter.set_result(outcome)
+                resolve(waiter, settled, task.exception() or task.result())
 
         task.add_done_callback(ended)
         return waiter

@@ -98,10 +98,7 @@ class GroupCommit(Generic[Item, Result]):
         self.groups += 1
         self.items += len(group)
         for (_, future, settled), result in zip(group, results, strict=True):
-            if settled is not None:
-                settled(result)
-            if not future.done():  # its waiter may have given up meanwhile
-                future.set_result(result)
+            resolve(future, settled, result)
 
     async def close(self) -> None:
         """Stop the flusher; items still queued fail with StorageUnavailable."""
@@ -120,7 +117,21 @@ def _fail(
     for _, future, settled in group:
         failed = StorageUnavailable(reason)
         failed.__cause__ = cause
-        if settled is not None:
-            settled(failed)
-        if not future.done():
-            future.set_exception(failed)
+        resolve(future, settled, failed)
+
+
+def resolve(future: asyncio.Future[Any], settled: Settled | None, outcome: Any) -> None:
+    """Tell `settled` the outcome (a result, or an error), then `future` if it still waits.
+
+    Its waiter may have given up (a deadline failed it, a cancel): the outcome still counts.
+    """
+    if settled is not None:
+        settled(outcome)
+    if future.done():
+        return
+    if isinstance(outcome, asyncio.CancelledError):
+        future.cancel()
+    elif isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
