@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -155,6 +156,17 @@ def test_json_round_trip() -> None:
     msg = normalize(envelope({"text": "hi @_user_1"}, mentions=[mention(1, "ou_t", "T")]), BOT)
     assert msg is not None
     assert InboundMessage.from_json(msg.to_json()) == msg
+
+
+def test_journal_copy_holds_every_field_and_nothing_else() -> None:
+    # to_json encodes the instance's __dict__ as it is: however the message was made
+    msg = normalize(envelope({"text": "hi"}), BOT)
+    assert msg is not None
+    made = InboundMessage("om_1", "oc_1", "p2p", "ou_1", "hi")
+    fields = {f.name for f in dataclasses.fields(InboundMessage)}
+    for each in (msg, dataclasses.replace(msg, signed=False), made):
+        assert json.loads(each.to_json()).keys() == fields
+        assert InboundMessage.from_json(each.to_json()) == each
 
 
 def test_regression_post_with_non_list_content() -> None:

@@ -80,6 +80,22 @@ async def test_journal_claim_is_exactly_once_under_20_concurrent_claims(db: Data
     assert await replicas[0].status("om_1") == "claimed"
 
 
+async def test_journal_group_keeps_each_payload_exactly(db: Database) -> None:
+    # A group travels as one JSON parameter: what a payload holds must not change on the way
+    journal = PostgresJournal(db, lease_seconds=30)
+    await journal.init()
+    payloads = ['{"text":"say \\"hi\\" \\\\ \\u0000"}', "你好 🐦\n\ttabs", "", "x" * 20_000]
+    try:
+        won = await asyncio.gather(*(journal.claim(f"om_{i}", p) for i, p in enumerate(payloads)))
+        assert won == [True] * len(payloads)
+        assert journal.claims.groups == 1  # all four in one statement
+        for i in range(len(payloads)):
+            await journal.release(f"om_{i}")
+        assert sorted(await journal.reclaim_expired()) == sorted(payloads)
+    finally:
+        await journal.close()
+
+
 async def test_journal_expired_lease_is_reclaimed_once(db: Database) -> None:
     a = PostgresJournal(db, lease_seconds=0.05)  # the replica whose lease runs out
     b, c = (PostgresJournal(db, lease_seconds=30) for _ in range(2))  # a loaded machine cannot

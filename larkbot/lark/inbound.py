@@ -45,9 +45,10 @@ class InboundMessage:
 
     def to_json(self) -> str:
         """Serialise for the inbound journal (crash recovery re-runs from this)."""
-        # Every field is a str, bool or tuple of str: read them directly. `asdict` deep-copies
-        # each value and was a quarter of the webhook's time before its 200.
-        return _to_json({name: getattr(self, name) for name in _FIELD_NAMES})
+        # Every field is a str, bool or tuple of str, and the instance's `__dict__` holds exactly
+        # the fields: encode it as it is. `asdict` deep-copies each value and was a quarter of
+        # the webhook's time before its 200; a dict built field by field, a third of this.
+        return _to_json(vars(self))
 
     @classmethod
     def from_json(cls, data: str) -> InboundMessage:

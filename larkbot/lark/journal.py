@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from larkbot import fast_json
 from larkbot.storage.db import Database, metadata
 from larkbot.storage.group_commit import GroupCommit, Settled
 
@@ -109,12 +110,14 @@ class InboundJournal(Protocol):
 
 
 # One statement for a whole group: new claims, and takeovers of unfinished claims whose lease ran
-# out (their owner died). `unnest` turns the arrays into rows; RETURNING names the winners.
+# out (their owner died). The group is one JSON parameter, `[{"m": id, "p": payload}, ...]`:
+# two text arrays cost asyncpg four `isinstance` checks against abstract classes per claim, a
+# fifth of the commit's CPU on the event loop. RETURNING names the winners.
 CLAIM_GROUP = f"""
 INSERT INTO lark_inbound AS t
   (message_id, status, owner, lease_until, attempts, payload, created_at, updated_at)
-SELECT m, 'claimed', $3::varchar, $4::float8, 1, p, $5::float8, $5::float8
-FROM unnest($1::varchar[], $2::text[]) AS u(m, p)
+SELECT m, 'claimed', $2::varchar, $3::float8, 1, p, $4::float8, $4::float8
+FROM json_to_recordset($1::json) AS u(m varchar, p text)
 ON CONFLICT (message_id) DO UPDATE SET owner = excluded.owner,
   lease_until = excluded.lease_until, attempts = t.attempts + 1, updated_at = excluded.updated_at
 WHERE t.status = 'claimed' AND t.lease_until < excluded.updated_at AND t.attempts < {MAX_ATTEMPTS}
@@ -186,9 +189,8 @@ class PostgresJournal:
                 await asyncio.sleep(0)  # connect in the flusher's own task (see `start_now`)
                 self._conn = await _connect(self.db.engine)
                 self._prepared = await self._conn.prepare(CLAIM_GROUP)
-            won = await self._prepared.fetch(
-                list(firsts), list(firsts.values()), self.owner, now + self.lease_seconds, now
-            )
+            group = fast_json.dumps([{"m": m, "p": p} for m, p in firsts.items()])
+            won = await self._prepared.fetch(group, self.owner, now + self.lease_seconds, now)
         except Exception:
             await self._drop_connection()  # a dead connection (server restart): open anew next time
             raise
