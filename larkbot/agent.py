@@ -71,7 +71,7 @@ class Agent:
         audit: AuditSink | None = None,
         scrubber: SecretScrubber | None = None,
         usage: UsageStore | None = None,
-        yield_to: Callable[[], Awaitable[None]] | None = None,
+        yield_to: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.provider = provider
         # awaited before each model round: on `serve`'s loop, Lark's acks go first (Ingress)

@@ -68,7 +68,7 @@ class Core:
         consent: ConsentProvider,
         interface: str | None = None,
         audit: AuditSink | None = None,
-        yield_to: Callable[[], Awaitable[None]] | None = None,
+        yield_to: Callable[[], Awaitable[object]] | None = None,
     ) -> Agent:
         """An Agent for `interface` (default: the runtime's) sharing this core's parts.
 

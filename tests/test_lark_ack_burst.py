@@ -171,3 +171,32 @@ async def test_acknowledgements_that_never_end_delay_each_turn_step_by_max_defer
         assert (await held.release()).startswith(b"HTTP/1.1 200")
         await answered(fake_lark, 2)
         assert [a.n for a in asked] == [0, 1]
+
+
+def task_names() -> list[str]:
+    """The names of the tasks alive now."""
+    return [t.get_name() for t in asyncio.all_tasks()]
+
+
+async def test_a_bursts_new_sessions_wait_as_one_task_and_drain_releases_their_claims(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    async with served(home, fake_lark, fake_llm) as s:
+        held = HeldEvent(s, BURST)
+        await held.open()
+        await until(lambda: s.app.ingress.acking_now == 1, "the held event is being read")
+        await post_all(s, range(BURST))  # eight new chats: eight new sessions
+        names = task_names()
+        # no worker per session while acks are in flight: one task waits for all of them
+        assert names.count("start-when-calm") == 1
+        assert not [n for n in names if n.startswith("lark-session:")]
+        assert s.app.dispatcher.queued == BURST
+        assert await s.app.drain(0.01) is False  # that wait is cancelled: nothing ran here
+        assert s.app.dispatcher.queued == 0 and fake_llm.requests == []
+        # each claim was released, so recovery can take it at once rather than after its lease
+        retaken = await s.app.journal.reclaim_expired(limit=BURST + 1)
+        assert sorted(json.loads(p)["message_id"] for p in retaken) == sorted(
+            f"om_burst_{n}" for n in range(BURST)
+        )
+        assert (await held.release()).startswith(b"HTTP/1.1 ")
+    assert fake_lark.sent == []

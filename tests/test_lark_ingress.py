@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from larkbot.lark.ingress import Ingress
+from larkbot.lark.ingress import Ingress, WhenCalm
 
 
 async def test_nothing_waits_when_no_event_is_being_acknowledged() -> None:
@@ -44,3 +44,49 @@ async def test_the_quiet_window_follows_the_last_ack() -> None:
     await asyncio.sleep(0.05)
     assert not waiting.done()  # 0.05 s after the ack: still inside the quiet window
     await asyncio.wait_for(waiting, 5)
+
+
+class Starts:
+    """What a WhenCalm started and abandoned, in order."""
+
+    def __init__(self, ingress: Ingress) -> None:
+        self.started: list[str] = []
+        self.abandoned: list[str] = []
+        self.when_calm = WhenCalm(ingress, self.started.append, self.abandon)
+
+    async def abandon(self, thing: str) -> None:
+        await asyncio.sleep(0)  # abandoning may await (a journal release)
+        self.abandoned.append(thing)
+
+
+async def test_things_added_during_acks_start_after_them_with_one_waiting_task() -> None:
+    ingress = Ingress(max_defer=30.0, quiet=0.0)
+    starts = Starts(ingress)
+    with ingress.acking():
+        waiter = starts.when_calm.add("a")
+        assert waiter is not None
+        assert [starts.when_calm.add(t) for t in "bc"] == [None, None]  # the same wait
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert starts.started == [] and not waiter.done()
+    await asyncio.wait_for(waiter, 5)
+    assert starts.started == ["a", "b", "c"]  # in the order they came
+    assert ingress.deferred_steps == 3  # the one wait was each one's first step
+    later = starts.when_calm.add("d")  # calm now: a new wait, over at once
+    assert later is not None and later is not waiter
+    await asyncio.wait_for(later, 5)
+    assert starts.started[-1] == "d" and ingress.deferred_steps == 3
+
+
+async def test_a_cancelled_wait_abandons_what_it_would_have_started() -> None:
+    ingress = Ingress(max_defer=30.0, quiet=0.0)
+    starts = Starts(ingress)
+    with ingress.acking():
+        waiter = starts.when_calm.add("a")
+        starts.when_calm.add("b")
+        await asyncio.sleep(0)
+        assert waiter is not None
+        waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+    assert waiter.cancelled()
+    assert starts.abandoned == ["a", "b"] and starts.started == []

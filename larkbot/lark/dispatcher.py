@@ -18,7 +18,7 @@ from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.ingress import Ingress
+from larkbot.lark.ingress import Ingress, WhenCalm
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
@@ -71,6 +71,8 @@ class Dispatcher:
         self.ingress = ingress or Ingress()
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # new sessions' workers start after the acks in flight (one wait for a whole burst)
+        self._new_sessions = WhenCalm(self.ingress, self._start_worker, self._abandon)
         self._notices: set[asyncio.Task[None]] = set()
         # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
         # the journal hand them out again, but this replica must never run one twice.
@@ -207,9 +209,8 @@ class Dispatcher:
         queue = self._queues.get(sid)
         if queue is None:
             queue = self._queues[sid] = deque()
-            task = asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            if (waiting := self._new_sessions.add((sid, queue))) is not None:
+                self._track(waiting)  # `join` and `drain` wait for it (and cancel it)
         queue.insert(enqueue_position(queue, owner), item)
         return item
 
@@ -225,28 +226,46 @@ class Dispatcher:
             item.counted = False
             self.fair.finished(item.msg.sender_open_id, item.msg.chat_id)
 
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _start_worker(self, session: tuple[str, deque[Queued]]) -> None:
+        sid, queue = session
+        self._track(asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}"))
+
     async def _worker(self, sid: str, queue: deque[Queued]) -> None:
+        calm = True  # started once the acks were out: its first turn need not wait for them
         try:
             while queue:
                 item = queue[0]
                 if await item.claimed:
-                    await self._run_item(item, sid)
+                    await self._run_item(item, sid, calm)
+                calm = False
                 self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
         except asyncio.CancelledError:
-            for item in queue:  # interrupted and waiting turns: recovery retakes them at once
-                self._forget(item)
-                if item.claimed.done() and item.claimed.result():
-                    with contextlib.suppress(Exception):
-                        await self.journal.release(item.msg.message_id)
+            await self._abandon((sid, queue))
             raise
         finally:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
 
-    async def _run_item(self, item: Queued, sid: str) -> None:
+    async def _abandon(self, session: tuple[str, deque[Queued]]) -> None:
+        """The session's turns will not run here (drain): recovery retakes the claimed at once."""
+        sid, queue = session
+        for item in queue:
+            self._forget(item)
+            if item.claimed.done() and item.claimed.result():
+                with contextlib.suppress(Exception):
+                    await self.journal.release(item.msg.message_id)
+        if self._queues.get(sid) is queue:
+            del self._queues[sid]
+
+    async def _run_item(self, item: Queued, sid: str, calm: bool = False) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
-        await self.ingress.calm()  # acknowledgements in progress go first (bounded)
+        if not calm:
+            await self.ingress.calm()  # acknowledgements in progress go first (bounded)
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 TURN_START_DEFER = 0.5  # seconds one turn step may wait for a burst of acknowledgements
 QUIET = 0.005  # no acknowledgement for this long: the burst is over
@@ -76,10 +80,11 @@ class Ingress:
         else:
             self._calm.set()
 
-    async def calm(self) -> None:
-        """Return once nothing was acknowledged for `quiet`, or after `max_defer`."""
+    async def calm(self) -> bool:
+        """Return once nothing was acknowledged for `quiet`, or after `max_defer`; True when
+        that meant waiting."""
         if self._calm_now():
-            return
+            return False
         self.deferred_steps += 1
         self._calm.clear()
         if not self.acking_now:
@@ -89,6 +94,56 @@ class Ingress:
             async with asyncio.timeout(self.max_defer):
                 await self._calm.wait()
         except TimeoutError:
-            return
+            pass
         finally:
             self._waiting -= 1
+        return True
+
+
+class WhenCalm(Generic[T]):
+    """Starts things (a new session's worker) once `calm()` returns: one waiting task for all
+    that a burst of events brings, instead of a task each waiting in `calm()`.
+
+    A task per new session, started at once (its two steps and its wait), cost 7–10 µs of each
+    event's ~200 µs in a burst to new chats, before its 200; this costs 3. The shared wait counts
+    as the first step of each thing started (`deferred_steps`); cancelled, it hands each one to
+    `abandon`.
+    """
+
+    def __init__(
+        self,
+        ingress: Ingress,
+        start: Callable[[T], None],
+        abandon: Callable[[T], Awaitable[None]],
+    ) -> None:
+        self.ingress = ingress
+        self._start = start
+        self._abandon = abandon
+        self._waiting: list[T] = []
+        self._waiter: asyncio.Task[None] | None = None
+
+    def add(self, thing: T) -> asyncio.Task[None] | None:
+        """Start `thing` once calm; returns the waiting task if this call created it."""
+        self._waiting.append(thing)
+        if self._waiter is not None:
+            return None
+        self._waiter = asyncio.create_task(self._start_all(), name="start-when-calm")
+        return self._waiter
+
+    async def _start_all(self) -> None:
+        try:
+            waited = await self.ingress.calm()
+        except asyncio.CancelledError:
+            for thing in self._take():
+                await self._abandon(thing)
+            raise
+        things = self._take()
+        if waited:  # the wait counted once; it was each one's first step
+            self.ingress.deferred_steps += len(things) - 1
+        for thing in things:
+            self._start(thing)
+
+    def _take(self) -> list[T]:
+        self._waiter = None  # what is added from now on waits anew
+        things, self._waiting = self._waiting, []
+        return things
