@@ -286,6 +286,9 @@ def _report(runs: dict[str, dict[str, Any]], replies: dict[str, int], seen: int)
             ("cpu_us", "CPU per event (µs)"),
         ):
             print(f"  {label:28}{ours[key]:10.2f}{theirs[key]:11.2f}  {ratios[key]:.2f}x")
+        # process CPU time (threads too) over wall time in the bursts: under 100, the loop waited
+        busy = [run["together_per_s"] * run["cpu_us"] / 1e4 for run in (ours, theirs)]
+        print(f"  {'CPU / wall time in bursts (%)':28}{busy[0]:10.0f}{busy[1]:11.0f}")
         print(
             f"  the rounds' ratios: {pairs[0]:.2f}x to {pairs[-1]:.2f}x (the median one is the "
             f"ratio above); claims per commit in the bursts {ours['claims_per_commit']:.1f}; "
