@@ -90,3 +90,20 @@ async def test_a_cancelled_wait_abandons_what_it_would_have_started() -> None:
         await asyncio.gather(waiter, return_exceptions=True)
     assert waiter.cancelled()
     assert starts.abandoned == ["a", "b"] and starts.started == []
+
+
+async def test_a_wait_cancelled_before_it_began_leaves_its_things_to_close() -> None:
+    ingress = Ingress(max_defer=30.0, quiet=0.0)
+    starts = Starts(ingress)
+    with ingress.acking():
+        waiter = starts.when_calm.add("a")
+        assert waiter is not None
+        waiter.cancel()  # in the same loop iteration: its body never runs
+        await asyncio.gather(waiter, return_exceptions=True)
+        assert starts.abandoned == [] and starts.started == []
+        await starts.when_calm.close()  # what drain does after cancelling its tasks
+    assert starts.abandoned == ["a"] and starts.started == []
+    again = starts.when_calm.add("b")  # and a later thing gets a waiter of its own
+    assert again is not None and again is not waiter
+    await asyncio.wait_for(again, 5)
+    assert starts.started == ["b"]

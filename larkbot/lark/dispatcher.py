@@ -378,6 +378,7 @@ class Dispatcher:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        await self._new_sessions.close()  # its wait may have been cancelled before it began
         if self._heartbeat_task is not None:  # the storage closes next
             await cancel_and_wait(self._heartbeat_task)
         for notice in list(self._notices):  # the HTTP client closes next

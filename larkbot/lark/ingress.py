@@ -125,10 +125,17 @@ class WhenCalm(Generic[T]):
     def add(self, thing: T) -> asyncio.Task[None] | None:
         """Start `thing` once calm; returns the waiting task if this call created it."""
         self._waiting.append(thing)
-        if self._waiter is not None:
+        if self._waiter is not None and not self._waiter.done():
             return None
+        # (a waiter cancelled before its first step never ran: this one takes its things too)
         self._waiter = asyncio.create_task(self._start_all(), name="start-when-calm")
         return self._waiter
+
+    async def close(self) -> None:
+        """Abandon what still waits: its waiter was cancelled before it ran (a drain)."""
+        if self._waiter is None or self._waiter.done():
+            for thing in self._take():
+                await self._abandon(thing)
 
     async def _start_all(self) -> None:
         try:
