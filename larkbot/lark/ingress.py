@@ -134,21 +134,23 @@ class WhenCalm(Generic[T]):
     async def close(self) -> None:
         """Abandon what still waits: its waiter was cancelled before it ran (a drain)."""
         if self._waiter is None or self._waiter.done():
-            for thing in self._take():
-                await self._abandon(thing)
+            await self._abandon_all()
 
     async def _start_all(self) -> None:
         try:
             waited = await self.ingress.calm()
         except asyncio.CancelledError:
-            for thing in self._take():
-                await self._abandon(thing)
+            await self._abandon_all()
             raise
         things = self._take()
         if waited:  # the wait counted once; it was each one's first step
             self.ingress.deferred_steps += len(things) - 1
         for thing in things:
             self._start(thing)
+
+    async def _abandon_all(self) -> None:
+        for thing in self._take():
+            await self._abandon(thing)
 
     def _take(self) -> list[T]:
         self._waiter = None  # what is added from now on waits anew
