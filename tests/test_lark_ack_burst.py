@@ -173,11 +173,6 @@ async def test_acknowledgements_that_never_end_delay_each_turn_step_by_max_defer
         assert [a.n for a in asked] == [0, 1]
 
 
-def task_names() -> list[str]:
-    """The names of the tasks alive now."""
-    return [t.get_name() for t in asyncio.all_tasks()]
-
-
 async def test_a_bursts_new_sessions_wait_as_one_task_and_drain_releases_their_claims(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
@@ -186,7 +181,7 @@ async def test_a_bursts_new_sessions_wait_as_one_task_and_drain_releases_their_c
         await held.open()
         await until(lambda: s.app.ingress.acking_now == 1, "the held event is being read")
         await post_all(s, range(BURST))  # eight new chats: eight new sessions
-        names = task_names()
+        names = [t.get_name() for t in asyncio.all_tasks()]
         # no worker per session while acks are in flight: one task waits for all of them
         assert names.count("start-when-calm") == 1
         assert not [n for n in names if n.startswith("lark-session:")]

@@ -235,13 +235,13 @@ class Dispatcher:
         self._track(asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}"))
 
     async def _worker(self, sid: str, queue: deque[Queued]) -> None:
-        calm = True  # started once the acks were out: its first turn need not wait for them
+        waited = True  # started once the acks were out: its first turn need not wait for them
         try:
             while queue:
                 item = queue[0]
                 if await item.claimed:
-                    await self._run_item(item, sid, calm)
-                calm = False
+                    await self._run_item(item, sid, waited)
+                waited = False
                 self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
         except asyncio.CancelledError:
@@ -262,9 +262,12 @@ class Dispatcher:
         if self._queues.get(sid) is queue:
             del self._queues[sid]
 
-    async def _run_item(self, item: Queued, sid: str, calm: bool = False) -> None:
-        """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
-        if not calm:
+    async def _run_item(self, item: Queued, sid: str, waited: bool) -> None:
+        """Run one turn as its own task, so a recall or /stop cancels it and not the session.
+
+        `waited`: the acknowledgements in flight were already waited for (its worker's start).
+        """
+        if not waited:
             await self.ingress.calm()  # acknowledgements in progress go first (bounded)
         started = time.time()
         if not item.stopped:
