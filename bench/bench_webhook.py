@@ -34,6 +34,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bench.cpu_placement import Preemptions
 from bench.loadgen import LoadGenerator, build_post
 
 # One at a time, for the ack latencies. Of 100, p99 was the second-slowest event, after the first
@@ -130,6 +131,7 @@ class _Side:
 
     def __init__(self, url: str, first: int, gen: LoadGenerator | None = None) -> None:
         self.url = url
+        self.preemptions: Preemptions | None = None  # counted for larkbot's bursts
         self.next = first
         self.gen = gen or LoadGenerator(url, CONCURRENCY)
         self.seconds = 0.0
@@ -145,9 +147,13 @@ class _Side:
     async def burst(self) -> None:
         """One burst of BURST events; its time and this process's CPU time are added up."""
         requests = self.take(BURST)
+        if self.preemptions:
+            self.preemptions.start()
         cpu = time.process_time()
         seconds = await self.gen.burst(requests)
         self.cpu_seconds += time.process_time() - cpu
+        if self.preemptions:
+            self.preemptions.stop()
         self.seconds += seconds
         self.events += BURST
         self.rates.append(BURST / seconds)
@@ -215,6 +221,7 @@ async def _larkbot(
         widen_young_generation()  # as `serve` does (lark-oapi, in this process, gains it too)
         dispatcher = app.dispatcher
         ours, theirs = _Side(url, offset), _Side(baselines[0], offset)
+        ours.preemptions = Preemptions()
         twin = _Side(baselines[1], offset)
         # lark-oapi in the noise pair: the same server and connections, its own figures
         theirs_again = _Side(baselines[0], offset + 500_000, theirs.gen)
@@ -238,6 +245,7 @@ async def _larkbot(
         figures["drained"] = drained
         figures["pair_ratios"] = _pair_ratios(ours, theirs)
         figures["noise_ratios"] = _pair_ratios(theirs_again, twin)
+        figures["preempted"] = ours.preemptions.summary(figures["pair_ratios"])
         items, groups = claims.items - before[0], claims.groups - before[1]
         figures["claims_per_commit"] = items / max(groups, 1)
         figures["deferred_steps"] = app.ingress.deferred_steps
@@ -315,6 +323,7 @@ def _report(runs: dict[str, dict[str, Any]], replies: dict[str, int], seen: int)
             f"ratio above); claims per commit in the bursts {ours['claims_per_commit']:.1f}; "
             f"{ours['deferred_steps']} turn steps waited for acknowledgements"
         )
+        print(f"  {ours['preempted']}")
         noise = sorted(ours["noise_ratios"])
         print(
             f"  noise floor, lark-oapi against the second lark-oapi, paired the same way: median "
