@@ -34,8 +34,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bench.cpu_placement import Preemptions
 from bench.loadgen import LoadGenerator, build_post
+from bench.preemptions import Preemptions
 
 # One at a time, for the ack latencies. Of 100, p99 was the second-slowest event, after the first
 # (which opens the claims' connection): one stray stall of the machine was the figure.
@@ -129,9 +129,15 @@ def _percentiles(latencies: list[float]) -> dict[str, float]:
 class _Side:
     """One server's load generator, the next event number for it, and its burst totals."""
 
-    def __init__(self, url: str, first: int, gen: LoadGenerator | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        first: int,
+        gen: LoadGenerator | None = None,
+        preemptions: Preemptions | None = None,
+    ) -> None:
         self.url = url
-        self.preemptions: Preemptions | None = None  # counted for larkbot's bursts
+        self.preemptions = preemptions  # counted for larkbot's bursts
         self.next = first
         self.gen = gen or LoadGenerator(url, CONCURRENCY)
         self.seconds = 0.0
@@ -220,8 +226,9 @@ async def _larkbot(
         freeze_startup_heap()  # as `larkbot serve` does once it is up
         widen_young_generation()  # as `serve` does (lark-oapi, in this process, gains it too)
         dispatcher = app.dispatcher
-        ours, theirs = _Side(url, offset), _Side(baselines[0], offset)
-        ours.preemptions = Preemptions()
+        preempted = Preemptions()
+        ours = _Side(url, offset, preemptions=preempted)
+        theirs = _Side(baselines[0], offset)
         twin = _Side(baselines[1], offset)
         # lark-oapi in the noise pair: the same server and connections, its own figures
         theirs_again = _Side(baselines[0], offset + 500_000, theirs.gen)
@@ -245,7 +252,7 @@ async def _larkbot(
         figures["drained"] = drained
         figures["pair_ratios"] = _pair_ratios(ours, theirs)
         figures["noise_ratios"] = _pair_ratios(theirs_again, twin)
-        figures["preempted"] = ours.preemptions.summary(figures["pair_ratios"])
+        figures["preempted"] = preempted.summary(figures["pair_ratios"])
         items, groups = claims.items - before[0], claims.groups - before[1]
         figures["claims_per_commit"] = items / max(groups, 1)
         figures["deferred_steps"] = app.ingress.deferred_steps

@@ -1,5 +1,6 @@
-"""How often the event loop was preempted in each burst, and what the bursts with and without
-preemption measured (Linux and macOS: `getrusage(RUSAGE_THREAD)`).
+"""How often the event loop was preempted in each burst; the bursts' ratios with and without.
+
+Linux only (`getrusage(RUSAGE_THREAD)`, the calling thread's involuntary context switches).
 
 On a 2-core machine the kernel wakes a local PostgreSQL backend on the CPU of the task that wrote
 to its socket (a socket wake-up is "sync": the writer is expected to sleep). The event loop never
