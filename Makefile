@@ -112,8 +112,13 @@ $(BENCH_STAMP): | $(BIN)/python
 	fi
 	touch $@
 
+# PostgreSQL's figures (webhook claims, leases, approvals) come from a throwaway cluster, as in
+# `make test`; bench_webhook gives it a core of its own for its target run (bench/placement.py).
 bench: $(DEV_STAMP) $(SYS_STAMP) $(BENCH_STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench
+	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
+	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
+	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
+	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench $(BENCH)
 
 # Three `larkbot serve` replicas on a throwaway PostgreSQL and Redis (bench/soak.py): 2,000
 # events, some sent 4x at once, a replica kill -9-ed mid-turn, Redis restarted, scheduled jobs
