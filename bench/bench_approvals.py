@@ -3,8 +3,8 @@ turn on another wakes, against a click on the replica that asked (same run).
 
 Two `ApprovalStore`s on one SQLite file stand for two replicas: without a signal the waiter
 re-reads its row every 0.5 s; with Redis (a throwaway `redis-server`, when installed) pub/sub
-wakes it at once. PostgreSQL's LISTEN/NOTIFY too when `LARKBOT_BENCH_PG_URL` names a database
-(its `lark_approvals` table gets the rounds' rows).
+wakes it at once. PostgreSQL's LISTEN/NOTIFY too, on a fresh database of the server named by
+`LARKBOT_TEST_PG_URL` (the throwaway cluster `make bench` starts).
 """
 
 from __future__ import annotations
@@ -103,13 +103,16 @@ async def _run() -> None:
             a, b = await _pair(url, lambda db: RedisSignal(redis_url, APPROVAL_CHANNEL))
             print(_fmt("click on another replica, Redis pub/sub", await _latencies(a, b), base))
             await _close(a, b)
-    pg_url = os.environ.get("LARKBOT_BENCH_PG_URL", "")
-    if pg_url:
-        a, b = await _pair(pg_url, lambda db: PostgresSignal(db, APPROVAL_CHANNEL))
-        print(_fmt("click on another replica, PostgreSQL NOTIFY", await _latencies(a, b), base))
-        await _close(a, b)
+    if os.environ.get("LARKBOT_TEST_PG_URL"):
+        from tests.pg import fresh_database
+
+        async with fresh_database() as pg_url:
+            a, b = await _pair(pg_url, lambda db: PostgresSignal(db, APPROVAL_CHANNEL))
+            latencies = await _latencies(a, b)
+            await _close(a, b)
+        print(_fmt("click on another replica, PostgreSQL NOTIFY", latencies, base))
     else:
-        print("LARKBOT_BENCH_PG_URL not set: PostgreSQL NOTIFY not measured")
+        print("LARKBOT_TEST_PG_URL not set (`make bench` sets it): PostgreSQL NOTIFY not measured")
     await _close(same, other)
 
 
