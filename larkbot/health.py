@@ -104,6 +104,8 @@ def _scheduler_role(app: Any) -> str:
 
 async def metrics_text(app: Any) -> tuple[bytes, str]:
     """Refresh the journal backlog, queue depth and Lark budget gauges, then render them all."""
+    # Configuration, so known before Lark credentials are: left unset it would read 0 (unlimited)
+    metrics.LARK_MONTH_BUDGET.set(app.settings.lark.monthly_call_budget)
     if app.ready:  # the journal exists (a dispatcher only with Lark credentials)
         dispatcher = app.parts.dispatcher
         metrics.QUEUE_DEPTH.set(dispatcher.queued if dispatcher is not None else 0)
@@ -117,5 +119,4 @@ async def metrics_text(app: Any) -> tuple[bytes, str]:
         ledger = app.parts.ledger
         if ledger is not None:  # the running total: no query per scrape
             metrics.LARK_MONTH_CALLS.set(ledger.used())
-            metrics.LARK_MONTH_BUDGET.set(app.settings.lark.monthly_call_budget)
     return metrics.render()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import sqlalchemy as sa
 
@@ -132,3 +133,26 @@ async def test_owners_hear_once_at_80_percent_and_status_metrics_doctor_show_it(
     doctor = await check_lark_budget(config, None)  # type: ignore[arg-type]
     assert doctor.ok and "of 1,000 Lark API calls this month" in doctor.detail
     assert "im/v1/messages" in doctor.detail
+
+
+async def test_metrics_show_the_configured_budget_before_lark_is_connected(home: Path) -> None:
+    from larkbot.config import parse_settings
+    from larkbot.server import open_site
+
+    raw = {"lark": {"mode": "websocket", "monthly_call_budget": 2_500}}
+    app = App(parse_settings(raw | {"llm": {"base_url": "http://127.0.0.1:9/v1"}}))
+    await app.start()
+    try:
+        assert app.parts.ledger is None  # no Lark credentials: nothing counts calls yet
+        runner, site = await open_site(app, "127.0.0.1", 0)
+        try:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{site.port}/metrics") as resp,
+            ):
+                exposition = await resp.text()
+        finally:
+            await runner.cleanup()
+    finally:
+        await app.stop()
+    assert "larkbot_lark_api_budget 2500.0" in exposition  # not 0, which reads as unlimited
