@@ -80,9 +80,10 @@ def own_core(postmaster: int | None) -> Iterator[str]:
     try:
         for pid in _server(postmaster):  # backends started later inherit the postmaster's CPU
             _set(pid, {ours[-1]})
-    except PermissionError as err:
+    except PermissionError as err:  # not root, nor the server's user: undo what was moved
         for pid in _server(postmaster):
-            _set(pid, theirs)
+            with contextlib.suppress(PermissionError):
+                _set(pid, theirs)
         yield f"PostgreSQL could not be moved ({err.strerror}): placement unchanged"
         return
     os.sched_setaffinity(loop_thread, set(ours[:-1]))
