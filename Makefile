@@ -9,6 +9,12 @@ INSTALLED := .venv-installed
 INSTALLED_STAMP := $(INSTALLED)/.deps
 BENCH_STAMP := $(VENV)/.bench-tools
 
+# A recipe's prefix: `url` names a throwaway PostgreSQL cluster (tests/pg_cluster.sh), or the server
+# LARKBOT_TEST_PG_URL already names; the cluster is removed however the recipe ends.
+WITH_PG = pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
+	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
+	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; };
+
 .PHONY: run test installed bench soak lint fmt typecheck clean image-check web-vendor
 
 $(BIN)/python:
@@ -92,9 +98,7 @@ test: $(DEV_STAMP) $(SYS_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy larkbot tools cards; rc=$$?; \
 	wait $$inst || { cat build/installed.log; echo "building the installed product failed"; exit 1; }; \
 	exit $$rc
-	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
-	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
-	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
+	$(WITH_PG) \
 	LARKBOT_TEST_PG_URL="$$url" LARKBOT_INSTALLED_BIN="$(CURDIR)/$(INSTALLED)/bin/larkbot" \
 	  PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -p no:randomly -n auto --maxprocesses 4 --dist loadfile; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
@@ -115,18 +119,14 @@ $(BENCH_STAMP): | $(BIN)/python
 # PostgreSQL's figures (webhook claims, leases, approvals) come from a throwaway cluster, as in
 # `make test`; bench_webhook gives it a core of its own for its target run (bench/placement.py).
 bench: $(DEV_STAMP) $(SYS_STAMP) $(BENCH_STAMP)
-	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
-	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
-	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
+	$(WITH_PG) \
 	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench $(BENCH)
 
 # Three `larkbot serve` replicas on a throwaway PostgreSQL and Redis (bench/soak.py): 2,000
 # events, some sent 4x at once, a replica kill -9-ed mid-turn, Redis restarted, scheduled jobs
 # ticking; prints the counts and latencies and fails when a message is lost or answered twice.
 soak: $(DEV_STAMP) $(SYS_STAMP)
-	pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; trap 'exit 130' INT TERM; \
-	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
-	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; }; \
+	$(WITH_PG) \
 	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench.soak
 
 # The Dockerfile's steps without Docker (wheel, clean venv, uid 10001, fresh LARKBOT_HOME).

@@ -12,7 +12,7 @@ import asyncpg
 
 from bench.placement import local_postmaster, own_core
 
-needs_root_and_two_cpus = os.geteuid() == 0 and len(os.sched_getaffinity(0)) >= 2
+can_move_the_server = os.geteuid() == 0 and len(os.sched_getaffinity(0)) >= 2
 
 
 async def _backend_cpus(url: str) -> set[int]:
@@ -34,7 +34,7 @@ async def test_the_server_gets_the_last_cpu_the_loop_the_others_then_both_are_pu
     ours, theirs = os.sched_getaffinity(loop_thread), os.sched_getaffinity(postmaster)
     last = max(ours)
     with own_core(postmaster) as placement:
-        if not needs_root_and_two_cpus:  # the server runs as `postgres`: only root may move it
+        if not can_move_the_server:  # the server runs as `postgres`: only root may move it
             assert "placement unchanged" in placement or "one CPU only" in placement
             return
         assert placement.startswith(f"PostgreSQL's processes on CPU {last}")
