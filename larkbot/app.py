@@ -371,6 +371,15 @@ class App:
             except Exception:
                 log.warning("lark_sweep_failed", exc_info=True)
 
+    async def idle(self, timeout: float) -> bool:
+        """Wait (bounded) until no turn is queued or running here; True when idle."""
+        dispatcher = self._parts.dispatcher if self._parts is not None else None
+        return dispatcher is None or await dispatcher.join(timeout)
+
+    async def message_status(self, message_id: str) -> str | None:
+        """Where an inbound message stands in the journal: claimed, done, failed or None."""
+        return await self.journal.status(message_id)
+
     async def drain(self, timeout: float | None = None) -> bool:
         """Stop taking events (healthz 503) and let in-flight turns finish within `timeout`."""
         self.ready = False

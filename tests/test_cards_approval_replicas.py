@@ -98,7 +98,7 @@ async def test_expiry_holds_across_replicas(
         click = await post_click(b, approval, "approve")
         assert click["toast"]["content"] == "This approval has expired."
         assert "Expired" in json.dumps(click["card"]["data"], ensure_ascii=False)
-        assert await a.app.dispatcher.join(5)
+        assert await a.app.idle(5)
     assert victim.exists()
     patched = [json.loads(p["content"]) for p in fake_lark.patches]  # by the asking replica
     assert any("Expired" in json.dumps(c, ensure_ascii=False) for c in patched)

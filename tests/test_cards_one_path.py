@@ -67,7 +67,7 @@ async def test_turn_answers_are_valid_cards_on_every_path(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url, lark=lark)) as s:
         await s.post_event(message_event("weather tables", message_id=f"om_{path}_{answer}"))
         await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-        assert await s.app.dispatcher.join(10)
+        assert await s.app.idle(10)
     if path == "streamed":
         assert fake_lark.cardkit.cards, "a slow turn streams into a CardKit card"
     assert_valid_and_whole(fake_lark, last_line)

@@ -54,7 +54,7 @@ async def test_answers_adapt_to_what_is_left_of_the_budget(
     slow_turn(fake_llm)
     async with Served(settings(home, fake_lark, fake_llm)) as s:
         await s.post_event(message_event("compare phones", message_id="om_adapt_1"))
-        assert await s.app.dispatcher.join(15)
+        assert await s.app.idle(15)
     if expect != "stream":
         await fake_lark.wait_for(lambda: any(ANSWER in m["content"] for m in fake_lark.sent), 5)
     answer = next((m for m in fake_lark.sent if ANSWER in m["content"]), {})

@@ -34,8 +34,8 @@ async def test_lapsed_lease_does_not_rerun_a_turn_still_running_here(
         await s.app.journal.release("om_busy")  # the lease lapsed while the turn runs
         assert await s.app.dispatcher.recover() == 0
         assert (await s.post_event(event))[0] == 200  # Lark redelivers meanwhile
-        assert await s.app.dispatcher.join(5)
-        assert await s.app.journal.status("om_busy") == "done"
+        assert await s.app.idle(5)
+        assert await s.app.message_status("om_busy") == "done"
     assert len(fake_llm.requests) == 1
     assert fake_lark.texts() == ["once"]
 
@@ -57,7 +57,7 @@ async def test_queued_turn_keeps_its_lease_behind_a_long_one(
             assert await other.reclaim_expired() == []
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     assert fake_lark.texts() == ["first", "second"]
 
 
@@ -74,7 +74,7 @@ async def test_event_arriving_while_draining_is_refused_not_dropped(
         await s.app.drain(1)
         with pytest.raises(NotAccepting):  # what the ws thread turns into an error ACK
             await s.app.submit(message_event("later", message_id="om_later"))
-        assert await s.app.journal.status("om_late") is None
+        assert await s.app.message_status("om_late") is None
     assert fake_llm.requests == [] and fake_lark.sent == []
 
 
@@ -88,7 +88,7 @@ async def test_lone_surrogate_in_a_message_is_answered_not_503(
         event = message_event("hi \ud800 there", message_id="om_sur")
         assert (await s.post_event(event))[0] == 200
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     assert fake_lark.texts() == ["answered"]
     assert "hi ? there" in str(fake_llm.requests[0]["messages"])
 
@@ -111,8 +111,8 @@ async def test_turn_whose_claim_another_replica_took_does_not_answer(
         await asyncio.wait_for(asked.wait(), 5)
         await s.app.journal.release("om_moved")  # the lease lapsed ...
         assert len(await other.reclaim_expired()) == 1  # ... and another replica took it
-        assert await s.app.dispatcher.join(5)
-        assert await s.app.journal.status("om_moved") == "claimed"  # the other one's to finish
+        assert await s.app.idle(5)
+        assert await s.app.message_status("om_moved") == "claimed"  # the other one's to finish
     assert fake_lark.sent == []
 
 
@@ -128,8 +128,8 @@ async def test_answer_lark_refuses_is_reported_not_rerun(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert (await s.post_event(message_event("hello", message_id="om_refused")))[0] == 200
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.dispatcher.join(5)
-        assert await s.app.journal.status("om_refused") == "done"
+        assert await s.app.idle(5)
+        assert await s.app.message_status("om_refused") == "done"
     assert fake_lark.texts() == [
         "Sorry, I could not answer that: the answer could not be delivered."
     ]

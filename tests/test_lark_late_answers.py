@@ -102,13 +102,13 @@ async def test_turn_whose_answer_is_answered_late_posts_it_once(
     # answer could not be delivered" too, so the user saw the answer and a failure notice.
     fake_llm.reply_text("the answer")
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
-        assert s.app.parts.client is not None
-        s.app.parts.client.transport.retry = QUICK
+        assert s.app.client is not None
+        s.app.client.transport.retry = QUICK
         fake_lark.answer_late(REPLY, 0.5, times=3)
         assert (await s.post_event(message_event("hi", message_id="om_late_answer")))[0] == 200
         await fake_lark.wait_for(lambda: fake_lark.dedup_hits == 3, timeout=10)
-        assert await s.app.dispatcher.join(5)
-        assert await s.app.journal.status("om_late_answer") == "done"
+        assert await s.app.idle(5)
+        assert await s.app.message_status("om_late_answer") == "done"
     assert fake_lark.texts() == ["the answer"]
 
 
@@ -120,12 +120,12 @@ async def test_turn_lark_never_answers_is_retried_later_not_reported(
     # same uuids, which Lark dedupes.
     fake_llm.reply_text("the answer")
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
-        assert s.app.parts.client is not None
-        s.app.parts.client.transport.retry = RetryPolicy(
+        assert s.app.client is not None
+        s.app.client.transport.retry = RetryPolicy(
             attempts=1, backoff_base=0.01, timeout=0.2, settle_seconds=0.0
         )
         fake_lark.answer_late(REPLY, 0.5, times=100)
         assert (await s.post_event(message_event("hi", message_id="om_silent")))[0] == 200
-        assert await s.app.dispatcher.join(5)
-        assert await s.app.journal.status("om_silent") == "claimed"  # released for a re-run
+        assert await s.app.idle(5)
+        assert await s.app.message_status("om_silent") == "claimed"  # released for a re-run
     assert fake_lark.texts() == ["the answer"]

@@ -62,8 +62,8 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
             await until(idle, f"lapse {lapse}: the loser still runs its turn")
             holder, other = other, holder
         await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-        assert await holder.app.dispatcher.join(5) and await other.app.dispatcher.join(5)
-        assert await a.app.journal.status("om_pp") == "done"
+        assert await holder.app.idle(5) and await other.app.idle(5)
+        assert await a.app.message_status("om_pp") == "done"
     assert fake_lark.texts() == ["the answer"]
     assert len(calls) == lapses + 1  # one run per holder, none past the loss of its claim
 
@@ -102,7 +102,7 @@ async def test_claim_that_vanished_from_redis_is_still_answered(
             await client.flushall()  # what a restart without persistence leaves
             await client.aclose()
             await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-            assert await s.app.dispatcher.join(5)
+            assert await s.app.idle(5)
     assert fake_lark.texts() == ["still answered"]
 
 
@@ -130,8 +130,8 @@ async def test_renewal_storage_refuses_cancels_no_turn(
             await until(failed, "no renewal failed")
             await client.config_set("maxmemory", 0)
             await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-            assert await s.app.dispatcher.join(5)
-            assert await s.app.journal.status("om_oom") == "done"
+            assert await s.app.idle(5)
+            assert await s.app.message_status("om_oom") == "done"
         await client.aclose()
     assert fake_lark.texts() == ["answered anyway"]
     assert not any(e["event"] == "lark_claim_lost" for e in logs)

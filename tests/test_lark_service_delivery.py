@@ -32,10 +32,10 @@ async def test_same_event_four_times_then_after_restart(
     async with Served(settings) as s:
         results = await asyncio.gather(*(s.post_event(event) for _ in range(4)))
         assert [r[0] for r in results] == [200] * 4
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     async with Served(settings) as s:  # a new process on the same database
         assert (await s.post_event(event))[0] == 200
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     assert [m["reply_to"] for m in fake_lark.sent] == ["om_dup"]
     assert len(fake_llm.requests) == 1
 
@@ -60,8 +60,8 @@ async def test_turn_killed_midway_is_answered_once_after_restart(
     assert fake_lark.sent == []
     async with Served(settings) as again:  # recovery at start retakes the claim
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1, timeout=5)
-        assert await again.app.dispatcher.join(5)
-        assert await again.app.journal.status("om_killed") == "done"
+        assert await again.app.idle(5)
+        assert await again.app.message_status("om_killed") == "done"
     assert fake_lark.texts() == ["answered after restart"]
 
 
@@ -105,7 +105,7 @@ async def test_lark_429_twice_reply_arrives_once(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert (await s.post_event(message_event("hi", message_id="om_429")))[0] == 200
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     replies = [r for r in fake_lark.requests if r.route.endswith("/reply")]
     assert len(replies) == 3 and len(fake_lark.sent) == 1
     assert len({r.json["uuid"] for r in replies}) == 1  # the same idempotency key each time
@@ -128,6 +128,6 @@ async def test_two_replicas_share_the_claim_through_redis(
         posts = [r.post_event(event) for r in (ra, rb, ra, rb)]
         assert [p[0] for p in await asyncio.gather(*posts)] == [200] * 4
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await ra.app.dispatcher.join(5) and await rb.app.dispatcher.join(5)
-        assert await rb.app.journal.status("om_replicas") == "done"
+        assert await ra.app.idle(5) and await rb.app.idle(5)
+        assert await rb.app.message_status("om_replicas") == "done"
     assert len(fake_lark.sent) == 1 and len(fake_llm.requests) == 1

@@ -27,8 +27,8 @@ async def test_dm_gets_a_reply(home: Path, fake_lark: FakeLark, fake_llm: FakeLL
         event = message_event("hello", message_id="om_dm_1")
         assert await s.post_event(event) == (200, {"msg": "success"})
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.dispatcher.join(5)
-        assert await s.app.journal.status("om_dm_1") == "done"
+        assert await s.app.idle(5)
+        assert await s.app.message_status("om_dm_1") == "done"
     sent = fake_lark.sent[0]
     assert (sent["msg_type"], sent["body"], sent["reply_to"]) == (
         "text",
@@ -52,7 +52,7 @@ async def test_group_silence_and_mention(
         ] == 200
         assert (await s.post_event(message_event("@_all meeting", **group)))[0] == 200
         # Ignored messages are dropped before the 200: nothing is queued, the model is not asked.
-        assert s.app.dispatcher.in_flight == 0 and fake_llm.requests == []
+        assert await s.app.idle(0) and fake_llm.requests == []
 
         event = message_event("@_user_1 what's up?", mentions=[bot_mention()], **group)
         assert (await s.post_event(event))[0] == 200

@@ -28,7 +28,7 @@ async def _turn(s: Served, fake_lark: FakeLark, sender: str, text: str) -> None:
         0
     ] == 200
     await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=10)
-    assert await s.app.dispatcher.join(5)
+    assert await s.app.idle(5)
 
 
 async def test_side_effects_are_owner_only(
@@ -116,7 +116,7 @@ async def test_owner_results_in_a_shared_group_history_are_hidden_from_others(
             event = message_event(f"@_user_1 {text}", sender=sender, **group)
             assert (await s.post_event(event))[0] == 200
             await fake_lark.wait_for(lambda b=before: len(fake_lark.sent) > b, timeout=10)
-            assert await s.app.dispatcher.join(5)
+            assert await s.app.idle(5)
         guest_request = fake_llm.requests[2]
         assert "0000" not in str(guest_request["messages"])
         assert any("private to the bot's owner" in r for r in tool_results(guest_request))

@@ -46,7 +46,7 @@ async def test_refused_requests_never_reach_the_model(
         unknown = message_event("hi")
         unknown["header"]["event_type"] = "im.chat.updated_v1"
         assert (await s.post_event(unknown))[0] == 200  # unknown event types: ignored
-        assert s.app.dispatcher.in_flight == 0
+        assert await s.app.idle(0)  # nothing was queued
     assert fake_llm.requests == [] and fake_lark.sent == []
 
 

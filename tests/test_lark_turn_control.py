@@ -54,8 +54,8 @@ async def test_recall_of_a_running_turn_stops_it_unanswered(
         await asyncio.wait_for(started.wait(), 10)
         recall = lark_event("im.message.recalled_v1", message_id="om_r1", chat_id="oc_dm")
         assert (await s.post_event(recall))[0] == 200
-        assert await s.app.dispatcher.join(5)  # well before the model's 30 s
-        assert await s.app.journal.status("om_r1") == "done"  # never re-run
+        assert await s.app.idle(5)  # well before the model's 30 s
+        assert await s.app.message_status("om_r1") == "done"  # never re-run
         assert await s.app.core.store.load("lark:oc_dm") == []  # and not kept in the history
     assert fake_lark.sent == []
 
@@ -94,7 +94,7 @@ async def test_recall_cancels_a_running_tool_too(
         await asyncio.wait_for(asyncio.to_thread((home / "started.fifo").read_text), 10)
         recall = lark_event("im.message.recalled_v1", message_id="om_t1", chat_id="oc_dm")
         assert await s.app.submit(recall) == "recalled"
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     assert (home / "tool-cancelled").exists() and fake_lark.sent == []
 
 
@@ -108,8 +108,8 @@ async def test_recall_of_a_queued_turn_drops_it(
         await s.post_event(message_event("second", message_id="om_q2"))  # queued behind
         recall = lark_event("im.message.recalled_v1", message_id="om_q2", chat_id="oc_dm")
         assert await s.app.submit(recall) == "recalled"
-        assert await s.app.dispatcher.join(10)
-        assert await s.app.journal.status("om_q2") == "done"
+        assert await s.app.idle(10)
+        assert await s.app.message_status("om_q2") == "done"
         kept = [m["content"] for m in await s.app.core.store.load("lark:oc_dm")]
     assert kept == ["first", "first answer"]
     assert fake_lark.texts() == ["first answer"] and len(fake_llm.requests) == 1
@@ -123,11 +123,11 @@ async def test_recall_of_a_turn_running_on_another_replica_keeps_its_answer_back
         assert await elsewhere.claim("om_far", "{}")
         recall = lark_event("im.message.recalled_v1", message_id="om_far", chat_id="oc_dm")
         assert await s.app.submit(recall) == "recalled elsewhere"
-        assert await s.app.journal.status("om_far") == "done"
+        assert await s.app.message_status("om_far") == "done"
         assert not await elsewhere.renew("om_far")  # its dispatcher now posts nothing
         unknown = lark_event("im.message.recalled_v1", message_id="om_never", chat_id="oc_dm")
         assert await s.app.submit(unknown) == "ignored"
-        assert await s.app.journal.status("om_never") is None
+        assert await s.app.message_status("om_never") is None
 
 
 async def test_stop_cancels_the_running_answer(
@@ -139,7 +139,7 @@ async def test_stop_cancels_the_running_answer(
         await asyncio.wait_for(started.wait(), 10)
         await s.post_event(message_event("/停止", message_id="om_s2"))
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     assert fake_lark.texts() == ["Stopped 1 answer(s)."]
     assert fake_lark.sent[0]["reply_to"] == "om_s2"
 
@@ -167,7 +167,7 @@ async def test_topic_replies_stay_in_the_topic_and_follow_ups_need_no_mention(
         first = message_event("@_user_1 start", mentions=[bot_mention()], **topic)
         await s.post_event(first)
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
         assert (await s.post_event(message_event("and then?", **topic)))[0] == 200
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2)
         outside = message_event("no mention, not in the topic", **GROUP)

@@ -36,7 +36,7 @@ async def test_a_members_message_makes_the_owners_side_effects_need_an_approval(
         event = message_event(f"@_user_1 {trap}", sender=MALLORY, **GROUP)
         assert (await s.post_event(event))[0] == 200
         await fake_lark.wait_for(lambda: "Noted." in fake_lark.texts(), timeout=10)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
 
         assert (await s.post_event(message_event("@_user_1 cleanup", sender=OWNER, **GROUP)))[0]
         for n in (1, 2):  # each side effect is asked, and each card names Mallory's message
@@ -46,7 +46,7 @@ async def test_a_members_message_makes_the_owners_side_effects_need_an_approval(
             assert MALLORY in shown and "not an owner" in shown
             assert (await post_click(s, approval_id_of(card), "deny"))["toast"]
         await fake_lark.wait_for(lambda: "I did not run either." in fake_lark.texts(), timeout=10)
-        assert await s.app.dispatcher.join(5)
+        assert await s.app.idle(5)
     assert (victim / "keep.txt").read_text() == "precious" and not marker.exists()
 
 

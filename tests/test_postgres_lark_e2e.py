@@ -28,14 +28,14 @@ async def test_two_replicas_share_one_postgres(
         statuses = await asyncio.gather(a.post_event(first), b.post_event(first))
         assert [st for st, _ in statuses] == [200, 200]
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1, timeout=10)
-        assert await a.app.dispatcher.join(5) and await b.app.dispatcher.join(5)
-        assert await b.app.journal.status("om_pg_1") == "done"
+        assert await a.app.idle(5) and await b.app.idle(5)
+        assert await b.app.message_status("om_pg_1") == "done"
 
         for n, replica in ((2, a), (3, b)):  # b's turn must see what a stored
             event = message_event(f"message {n} via {'ab'[n - 2]}", message_id=f"om_pg_{n}")
             assert (await replica.post_event(event))[0] == 200
             await fake_lark.wait_for(lambda n=n: len(fake_lark.sent) == n, timeout=10)
-            assert await replica.app.dispatcher.join(5)
+            assert await replica.app.idle(5)
 
         await a.app.audit.flush()
         await b.app.audit.flush()
