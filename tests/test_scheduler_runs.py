@@ -9,6 +9,7 @@ dropped with its job. The dead replica's row is written as it would have left it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ import sqlalchemy as sa
 from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.delivery import message_uuid
 from larkbot.scheduler.runs import RunKey, scheduler_runs
+from larkbot.storage.db import Database
 from tests.fakes.schedule import (
     LARK_TARGET,
     OWNER,
@@ -40,15 +42,25 @@ async def factory(home: Path) -> AsyncIterator[Callable[..., ScheduleService]]:
         yield make
 
 
+@contextlib.asynccontextmanager
+async def _database(svc: ScheduleService) -> AsyncIterator[Database]:
+    """The service's database, opened on its own (as another replica or an operator would)."""
+    db = Database(svc.settings.storage.url)
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
 async def _rows(svc: ScheduleService) -> list[Any]:
     t = scheduler_runs
-    async with svc.journal._db.engine.connect() as conn:
+    async with _database(svc) as db, db.engine.connect() as conn:
         return list((await conn.execute(sa.select(t).order_by(t.c.fire_us))).all())
 
 
 async def _left_by_a_dead_replica(svc: ScheduleService, attempts: int, lease_ago: float) -> None:
     """The row a replica killed mid-run leaves: claimed, lease run out, not done."""
-    async with svc.journal._db.engine.begin() as conn:
+    async with _database(svc) as db, db.engine.begin() as conn:
         await conn.execute(
             sa.insert(scheduler_runs).values(
                 job_id="daily",
@@ -179,7 +191,7 @@ async def test_a_run_whose_claim_was_retaken_stops_without_posting(
     await svc.create("slow", "p", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
     await svc.set_next_run_time("slow", datetime.now(UTC))
     await asyncio.wait_for(agent.started.wait(), 10)
-    async with svc.journal._db.engine.begin() as conn:  # what the replica that re-took it writes
+    async with _database(svc) as db, db.engine.begin() as conn:  # what the re-taker writes
         await conn.execute(
             sa.update(scheduler_runs)
             .where(scheduler_runs.c.job_id == "slow")

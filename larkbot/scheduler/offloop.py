@@ -15,7 +15,7 @@ import asyncio
 import collections
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler, run_in_event_loop
 
@@ -24,6 +24,14 @@ from larkbot.logs import get_logger
 log = get_logger(__name__)
 BATCH = 25  # runs started per loop iteration; each first step is short, so a few ms in all
 RETRY_SECONDS = 10.0  # a wakeup pass that raised is retried (the store may be back by then)
+
+
+class OffLoopFigures(NamedTuple):
+    """What the off-loop machinery did so far (for the bench and the tests)."""
+
+    passes: int  # wakeup passes completed
+    longest_pass_seconds: float  # what the longest would have held the loop for
+    batches: int  # loop iterations that started runs
 
 
 class OffLoopScheduler(AsyncIOScheduler):

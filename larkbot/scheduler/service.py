@@ -25,7 +25,7 @@ from larkbot.scheduler import runner
 from larkbot.scheduler.delivery import AgentRunner, Notifier, as_runner
 from larkbot.scheduler.execute import run_job, tell_missed
 from larkbot.scheduler.leadership import Leadership
-from larkbot.scheduler.offloop import OffLoopScheduler
+from larkbot.scheduler.offloop import OffLoopFigures, OffLoopScheduler
 from larkbot.scheduler.recovery import RunKeeper
 from larkbot.scheduler.runs import RunJournal, RunKey
 from larkbot.scheduler.store import JobInfo, make_jobstore
@@ -181,6 +181,12 @@ class ScheduleService:
         except TimeoutError:
             return False
         return True
+
+    @property
+    def off_loop(self) -> OffLoopFigures:
+        """Wakeup passes run off the loop so far, the longest one, the batches that started runs."""
+        s = self._scheduler
+        return OffLoopFigures(s.passes, s.longest_pass_seconds, self._executor.launcher.batches)
 
     # Leadership callbacks (called by Leadership on the loop).
     def lead(self) -> None:
