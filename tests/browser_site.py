@@ -148,7 +148,7 @@ async def start_sites() -> Sites:
     await internal.setup()
     internal_site = web.TCPSite(internal, "127.0.0.1", 0)
     await internal_site.start()
-    internal_port = internal_site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    internal_port = internal.addresses[0][1]
 
     async def result(request: web.Request) -> web.Response:
         q, colour = request.query.get("q", ""), request.query.get("colour", "")
@@ -179,7 +179,7 @@ async def start_sites() -> Sites:
     await public.setup()
     public_site = web.TCPSite(public, "127.0.0.1", 0)
     await public_site.start()
-    public_port = public_site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    public_port = public.addresses[0][1]
     return Sites(public, internal, public_port, internal_port, hits, worker_fetches)
 
 

@@ -162,7 +162,8 @@ class Served:
 REDIS = shutil.which("redis-server")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -175,7 +176,7 @@ def redis_server(tmp_path: Path) -> Iterator[str]:
         pytest.fail(
             "redis-server is not installed: `make test` installs it (apt-get install redis-server)"
         )
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             REDIS,

@@ -22,7 +22,7 @@ from larkbot.storage.db import Database
 from larkbot.storage.signals import PostgresSignal, RedisSignal
 from larkbot.web.consent_board import ConsentBoard
 from tests.fakes.llm import FakeLLM
-from tests.lark_harness import _free_port, redis_server
+from tests.lark_harness import free_port, redis_server
 from tests.web_harness import AUTH, WEB_TOKEN, chat_turn, consents, outside_tmp
 
 READY_SECONDS = 120  # bounded; a cold start took >30 s once with 8 helpers on 2 cores
@@ -34,7 +34,7 @@ class ServeProcess:
     def __init__(self, tmp: Path, name: str, pg_url: str, llm_url: str) -> None:
         self.home = tmp / name
         self.home.mkdir()
-        port = _free_port()
+        port = free_port()
         self.base = f"http://127.0.0.1:{port}"
         self.config = self.home / "config.yaml"
         self.config.write_text(
