@@ -136,6 +136,14 @@ class Served:
             self.server = None
         await self.app.stop()
 
+    async def lapse(self, message_id: str) -> None:
+        """This replica's lease on the message runs out now (as when its loop is starved)."""
+        await self.app.journal.release(message_id)
+
+    async def sweep(self) -> int:
+        """The sweeper's pass now: requeue expired claims (crashed turns); returns how many."""
+        return await self.app.dispatcher.recover()
+
     def url(self, path: str) -> str:
         """Absolute URL of `path` on the test server."""
         assert self.server is not None

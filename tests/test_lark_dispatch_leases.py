@@ -31,8 +31,8 @@ async def test_lapsed_lease_does_not_rerun_a_turn_still_running_here(
         event = message_event("hello", message_id="om_busy")
         assert (await s.post_event(event))[0] == 200
         await asyncio.wait_for(asked.wait(), 5)
-        await s.app.journal.release("om_busy")  # the lease lapsed while the turn runs
-        assert await s.app.dispatcher.recover() == 0
+        await s.lapse("om_busy")  # the lease lapsed while the turn runs
+        assert await s.sweep() == 0
         assert (await s.post_event(event))[0] == 200  # Lark redelivers meanwhile
         assert await s.app.idle(5)
         assert await s.app.message_status("om_busy") == "done"
@@ -68,10 +68,11 @@ async def test_event_arriving_while_draining_is_refused_not_dropped(
     # dispatcher dropped it ("draining"), so Lark never redelivered it; over the long
     # connection the ACK said success too. Now: 503 over HTTP, an error ACK over ws.
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
-        s.app.dispatcher.accepting = False  # drain has begun inside the dispatcher
+        await s.app.drain(1)  # SIGTERM: the dispatcher takes no more turns ...
+        s.app.ready = True  # ... but this request passed the readiness check before it
         status, _ = await s.post_event(message_event("late", message_id="om_late"))
         assert status == 503
-        await s.app.drain(1)
+        s.app.ready = False
         with pytest.raises(NotAccepting):  # what the ws thread turns into an error ACK
             await s.app.submit(message_event("later", message_id="om_later"))
         assert await s.app.message_status("om_late") is None
@@ -109,7 +110,7 @@ async def test_turn_whose_claim_another_replica_took_does_not_answer(
         other = SqliteJournal(s.app.core.db)
         assert (await s.post_event(message_event("hello", message_id="om_moved")))[0] == 200
         await asyncio.wait_for(asked.wait(), 5)
-        await s.app.journal.release("om_moved")  # the lease lapsed ...
+        await s.lapse("om_moved")  # the lease lapsed ...
         assert len(await other.reclaim_expired()) == 1  # ... and another replica took it
         assert await s.app.idle(5)
         assert await s.app.message_status("om_moved") == "claimed"  # the other one's to finish

@@ -53,13 +53,11 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
             runs = len(calls)
             deadline = time.monotonic() + 10
             while len(calls) == runs:  # starved: the holder's renewals come too late
-                await holder.app.journal.release("om_pp")
+                await holder.lapse("om_pp")
                 assert time.monotonic() < deadline, f"lapse {lapse}: nobody retook the message"
                 await asyncio.sleep(0.02)
             # the holder hears at its next renewal that it lost the claim, and stops its turn
-            loser = holder.app.dispatcher
-            idle = lambda d=loser: d.queued == 0  # noqa: E731
-            await until(idle, f"lapse {lapse}: the loser still runs its turn")
+            assert await holder.app.idle(10), f"lapse {lapse}: the loser still runs its turn"
             holder, other = other, holder
         await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
         assert await holder.app.idle(5) and await other.app.idle(5)
