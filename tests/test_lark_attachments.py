@@ -123,7 +123,7 @@ async def test_too_large_and_missing_files_are_refused_before_any_upload(
 async def test_the_fake_refuses_oversized_uploads_like_lark(
     fake_lark: FakeLark, client: LarkClient
 ) -> None:
-    from larkbot.errors import LarkAPIError
+    from larkbot.lark.errors import LarkAPIError
 
     with pytest.raises(LarkAPIError) as err:
         await client.upload_file(b"x" * (FILE_MAX_BYTES + 1), "big.bin", "stream")

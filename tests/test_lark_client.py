@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.client import LarkClient
 from larkbot.lark.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark

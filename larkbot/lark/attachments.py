@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from larkbot.errors import LarkAPIError, LarkBotError
+from larkbot.errors import LarkBotError
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.logs import get_logger
 from tools.base import Attachment
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
-from larkbot.errors import LarkAPIError
+from larkbot.checks import CheckResult
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.budget import CallLedger, describe
 from larkbot.lark.client import LarkClient
 from larkbot.lark.spending import plan_for

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.attachments import human_size
 from larkbot.lark.binary import TooLarge
 from larkbot.logs import get_logger

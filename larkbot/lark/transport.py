@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from larkbot import metrics
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.binary import (
     TRANSPORT_ERROR,
     Download,

@@ -8,7 +8,7 @@ from typing import Any
 
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 from larkbot.events import FinalAnswer
 from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command

@@ -8,7 +8,7 @@ import httpx
 import sqlalchemy as sa
 
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
+from larkbot.checks import CheckResult
 from larkbot.errors import ConfigError
 from larkbot.scheduler.delivery import fmt_time
 from larkbot.scheduler.leader import LOCK_NAME, scheduler_leader
