@@ -12,19 +12,14 @@ from PIL import Image
 
 from larkbot.config import LarkConfig
 from larkbot.events import AttachmentReady, FinalAnswer
-from larkbot.lark.attachments import (
-    FILE_MAX_BYTES,
-    AttachmentError,
-    ReplyTarget,
-    deliver_attachment,
-    file_type_for,
-)
+from larkbot.lark.attachments import ReplyTarget, deliver_attachment, file_type_for
 from larkbot.lark.client import LarkClient
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.streaming import StreamingCardView
 from larkbot.lark.transport import RetryPolicy
 from larkbot.lark.turns import PlainReplyView
 from tests.fakes.lark_server import FakeLark
+from tools.attachments import FILE_MAX_BYTES, AttachmentError
 from tools.base import Attachment
 
 MSG = InboundMessage("om_user_1", "oc_chat", "group", "ou_owner", "hi", thread_id="omt_1")
