@@ -21,6 +21,7 @@ from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
 from larkbot.lark.approval import LarkApprovals
 from larkbot.lark.approval_store import ApprovalStore
+from larkbot.lark.attachments import LarkFilePoster
 from larkbot.lark.audit import AuditLog
 from larkbot.lark.budget import CallLedger
 from larkbot.lark.budget_wiring import planner, share_budget, status_line
@@ -263,7 +264,7 @@ class App:
             )
             return None, "", None
         client = LarkClient.from_config(core.http, lark)
-        core.runtime.services["lark_client"] = client
+        core.runtime.posters["lark"] = LarkFilePoster(client)  # send_file posts during the call
         ledger = await share_budget(client, core.db, self._budget, owners)
         stack.push_async_callback(ledger.close)
         try:  # from the shared cache when another replica or an earlier run fetched it

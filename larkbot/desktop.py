@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
 from larkbot.config_sections import ComputerUseConfig
 from larkbot.errors import ConfigError
@@ -62,10 +63,8 @@ async def _probe(display: X11Display) -> str:
     return geometry.describe()
 
 
-async def check_desktop(settings: Settings, http: httpx.AsyncClient) -> Any:
+async def check_desktop(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """computer_use: the binaries are installed and the display opens (a private Xvfb is tried)."""
-    from larkbot.doctor import CheckResult
-
     config = settings.computer_use
     if not config.enabled:
         return CheckResult("computer_use", True, "off (computer_use.enabled: false)")

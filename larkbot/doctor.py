@@ -13,10 +13,10 @@ import asyncio
 import importlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import httpx
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
 from larkbot.logs import configure_logging
 from larkbot.misconfig import llm_key
@@ -25,16 +25,6 @@ from larkbot.storage.db import Database, safe_url
 from larkbot.storage.sessions import SessionStore
 
 CHECK_TIMEOUT = 20.0
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One line of the report: what was checked, whether it is fine, and how to fix it if not."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
 
 
 Check = Callable[[Settings, httpx.AsyncClient], Awaitable[CheckResult | list[CheckResult]]]

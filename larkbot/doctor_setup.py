@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
 from larkbot.lark.owners import Owners, owners_table
 from larkbot.misconfig import find_problems
 from larkbot.storage.db import Database

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import httpx
 
+import tools.builtin
 from larkbot import __version__
 from larkbot.agent import Agent
 from larkbot.config import LiveSettings, Settings
@@ -21,7 +22,7 @@ from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
 from larkbot.usage import UsageStore
 from tools.mcp import McpManager
-from tools.plugins import load_builtin_tools, load_plugins
+from tools.plugins import load_package_tools, load_plugins
 from tools.registry import ToolRegistry
 from tools.runtime import ToolRuntime
 
@@ -40,7 +41,7 @@ def new_http_client() -> httpx.AsyncClient:
 def build_registry(rt: ToolRuntime, plugins: bool = True) -> ToolRegistry:
     """A registry with the built-in tools and (unless disabled) the plugins; no network."""
     registry = ToolRegistry()
-    load_builtin_tools(registry, rt)
+    load_package_tools(registry, rt, tools.builtin)
     if plugins:
         load_plugins(registry, rt)
     return registry

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import tools.builtin
 from larkbot.config import LiveSettings, parse_settings
 from larkbot.storage.db import Database
 from tests.core_helpers import EchoTool, SleepTool, WebThing
-from tools.plugins import load_builtin_tools, load_plugins
+from tools.plugins import load_package_tools, load_plugins
 from tools.registry import ToolRegistry
 from tools.runtime import ToolRuntime
 
@@ -114,20 +115,30 @@ async def test_entry_point_plugins(
     sys.modules.pop("larkbot_demo_plugin", None)
 
 
-async def test_builtin_loader_skips_broken_modules(
+async def test_package_loader_skips_broken_modules(
     tmp_path: Path, rt: ToolRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    extra = tmp_path / "builtin_extra"
-    extra.mkdir()
-    (extra / "zz_core_ok.py").write_text(
+    package = tmp_path / "zz_core_tools"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "zz_core_ok.py").write_text(
         "from tests.core_helpers import SleepTool, EchoTool\n"
         "def provide(rt):\n    return [SleepTool(), EchoTool()]\n"
     )
-    (extra / "zz_core_broken.py").write_text("raise RuntimeError('broken at import')\n")
-    (extra / "_zz_private.py").write_text("raise RuntimeError('never imported')\n")
-    monkeypatch.setattr(tools.builtin, "__path__", [*tools.builtin.__path__, str(extra)])
+    (package / "zz_core_broken.py").write_text("raise RuntimeError('broken at import')\n")
+    (package / "_zz_private.py").write_text("raise RuntimeError('never imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     reg = ToolRegistry()
-    load_builtin_tools(reg, rt)
-    assert reg.get("sleep") is not None and reg.get("echo") is not None
-    for name in ("zz_core_ok", "zz_core_broken"):
-        sys.modules.pop(f"tools.builtin.{name}", None)
+    try:
+        assert load_package_tools(reg, rt, importlib.import_module("zz_core_tools")) == 2
+        assert reg.get("sleep") is not None and reg.get("echo") is not None
+        assert "zz_core_tools._zz_private" not in sys.modules
+    finally:
+        for name in ("zz_core_tools", "zz_core_tools.zz_core_ok", "zz_core_tools.zz_core_broken"):
+            sys.modules.pop(name, None)
+
+
+async def test_the_builtins_load_through_the_same_seam(rt: ToolRuntime) -> None:
+    reg = ToolRegistry()
+    assert load_package_tools(reg, rt, tools.builtin) > 10
+    assert reg.get("send_file") is not None and reg.get("shell") is not None

@@ -12,9 +12,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("larkbot", "tools", "cards")
-# Issue #18 (hardening) is rewriting the shell classifier's rule modules, which register their
-# rules through imports at the bottom of `_shell_rules`; remove this once that lands.
-PENDING = "tools.builtin._shell_"
 
 
 def modules() -> dict[str, Path]:
@@ -106,13 +103,11 @@ def test_the_finder_sees_a_circle() -> None:
 def test_no_import_circles() -> None:
     known = modules()
     graph = {name: imports_of(name, path, known) for name, path in known.items()}
-    found = [c for c in circles(graph) if not all(m.startswith(PENDING) for m in c)]
+    found = circles(graph)
     assert found == [], f"import circles: {found}"
 
 
-def test_the_registry_does_not_know_its_builtins() -> None:
+def test_the_registry_and_the_loader_do_not_know_the_builtins() -> None:
     known = modules()
-    assert not any(
-        m.startswith("tools.builtin")
-        for m in imports_of("tools.registry", known["tools.registry"], known)
-    )
+    for name in ("tools.registry", "tools.plugins"):
+        assert not any(m.startswith("tools.builtin") for m in imports_of(name, known[name], known))

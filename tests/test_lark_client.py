@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from larkbot.errors import LarkAPIError
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from larkbot.errors import LarkAPIError
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM

@@ -46,6 +46,14 @@ def test_origin_scope_covers_its_urls_only() -> None:
     assert not scope_covers("https://example.com/a", "https://example.com/b")
 
 
+def test_the_browser_declares_origin_scopes_the_policy_reads_as_origins() -> None:
+    from tools.browser.urls import origin_of  # browser_page's consent_scope, without the policy
+
+    for url in ("https://Example.com:8443/a?b=c", "http://x.test", "about:blank", "http://[::1"):
+        assert origin_of(url) == origin_scope(url)
+    assert scope_covers(origin_of("https://Shop.example/cart"), "https://shop.example/pay")
+
+
 async def test_nobody_to_ask_says_no_and_scripted_consent_records() -> None:
     from larkbot.consent import ConsentRequest
 

@@ -1,4 +1,7 @@
-"""Loading tools: built-ins, plugins ($LARKBOT_HOME/tools/*.py, entry points), all as BaseTools.
+"""Loading tools: a package's modules, plugins ($LARKBOT_HOME/tools/*.py, entry points).
+
+Every tool arrives as a BaseTool; which package holds the built-ins is the composition
+root's to say (`larkbot/runtime_factory.py` hands in `tools.builtin`).
 
 Plugins are owner-only by default: a plugin tool is wrapped in `PluginTool`, which counts it
 as having side effects unless its class declares `side_effect = False`, and as private data
@@ -93,15 +96,16 @@ def accept(registry: ToolRegistry, rt: ToolRuntime, tools: Iterable[Any], origin
     return count
 
 
-def load_builtin_tools(registry: ToolRegistry, rt: ToolRuntime) -> int:
-    """Import each non-underscore tools.builtin module; register what its `provide(rt)` returns."""
-    import tools.builtin as pkg
+def load_package_tools(registry: ToolRegistry, rt: ToolRuntime, package: ModuleType) -> int:
+    """Import each non-underscore module of `package`; register what its `provide(rt)` returns.
 
+    The composition root hands in `tools.builtin`; this module names no tool package itself.
+    """
     count = 0
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        origin = f"tools.builtin.{info.name}"
+        origin = f"{package.__name__}.{info.name}"
         try:
             module = importlib.import_module(origin)
             provide = getattr(module, "provide", None)

@@ -10,6 +10,7 @@ import httpx
 
 from larkbot.config import LiveSettings, Settings
 from larkbot.storage.db import Database
+from tools.attachments import FilePoster
 
 
 @dataclass
@@ -17,8 +18,9 @@ class ToolRuntime:
     """Shared dependencies handed to every tool module's `provide(rt)`.
 
     `live.get()` returns the current settings (the `tools:` section hot-reloads);
-    `services` holds optional subsystems by name ("scheduler", "knowledge", "lark_client")
-    that tools look up at call time, so a tool works even when built before them.
+    `services` holds optional subsystems by name ("scheduler", "knowledge", "browser")
+    that tools look up at call time, so a tool works even when built before them;
+    `posters` the channels that can post a file into a conversation now, by interface.
     """
 
     interface: str
@@ -26,6 +28,7 @@ class ToolRuntime:
     http: httpx.AsyncClient
     db: Database
     services: dict[str, Any] = field(default_factory=dict)
+    posters: dict[str, FilePoster] = field(default_factory=dict)
 
     @property
     def settings(self) -> Settings:

@@ -9,8 +9,9 @@ The one seam every Lark path uses (turn views for tool attachments such as scree
   `msg_type: file`;
 - the caption, when there is one, follows as a text message.
 
-Limits are checked before anything is read or uploaded; every failure is an
-`AttachmentError` whose message is fit to show the user.
+Limits (`tools/attachments.py`, which `send_file` checks too) are checked before anything is
+read or uploaded; every failure is an `AttachmentError` whose message is fit to show the user.
+`LarkFilePoster` is how `send_file` posts during the turn without knowing Lark.
 """
 
 from __future__ import annotations
@@ -21,18 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from larkbot.errors import LarkAPIError, LarkBotError
+from larkbot.context import RequestContext
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.logs import get_logger
+from tools.attachments import IMAGE_MAX_BYTES, AttachmentError, checked_size
 from tools.base import Attachment
 
 log = get_logger("larkbot.lark.attachments")
 
-IMAGE_MAX_BYTES = 10 * 1024 * 1024  # Lark: "图片大小不得超过10M"
-FILE_MAX_BYTES = 30 * 1024 * 1024  # Lark: files up to 30 MB
-IMAGE_SUFFIXES = frozenset(
-    {".jpg", ".jpeg", ".png", ".webp", ".gif", ".tif", ".tiff", ".bmp", ".ico"}
-)
 FILE_TYPES = {  # Lark's upload `file_type`; anything else is "stream"
     ".pdf": "pdf",
     ".doc": "doc",
@@ -48,10 +46,6 @@ IMAGE_REJECTED = frozenset({234011, 234006})  # not an image Lark reads / over t
 MISSING_SCOPE = frozenset({99991672, 99991676, 99991679})
 
 
-class AttachmentError(LarkBotError):
-    """An attachment could not be delivered; the message says why, in words for the user."""
-
-
 @dataclass(frozen=True)
 class ReplyTarget:
     """Where a turn's messages go: a reply to `message_id` (in its topic), else new in `chat_id`.
@@ -64,41 +58,9 @@ class ReplyTarget:
     chat_id: str = ""
 
 
-def human_size(n: int) -> str:
-    """1536 → '1.5 KB'."""
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
-
-
 def file_type_for(name: str) -> str:
     """Lark's upload `file_type` for a file name."""
     return FILE_TYPES.get(Path(name).suffix.lower(), "stream")
-
-
-def kind_for(path: str | Path) -> str:
-    """ "image" for the image formats Lark shows inline, else "file"."""
-    return "image" if Path(path).suffix.lower() in IMAGE_SUFFIXES else "file"
-
-
-def checked_size(path: Path) -> int:
-    """The file's size, or AttachmentError when it cannot go to Lark at all (blocking: stat)."""
-    if not path.exists():
-        raise AttachmentError(f"{path} does not exist")
-    if not path.is_file():
-        raise AttachmentError(f"{path} is not a regular file")
-    size = path.stat().st_size
-    if size == 0:
-        raise AttachmentError(f"{path.name} is empty; Lark does not accept empty files")
-    if size > FILE_MAX_BYTES:
-        raise AttachmentError(
-            f"{path.name} is {human_size(size)}, over Lark's {human_size(FILE_MAX_BYTES)} "
-            "limit for files"
-        )
-    return size
 
 
 def _refusal(err: LarkAPIError, name: str) -> AttachmentError:
@@ -187,3 +149,22 @@ async def deliver_all(
                 await post(client, target, "text", note, f"{uuid}-err")
             except LarkAPIError:
                 log.warning("lark_attachment_notice_failed", exc_info=True)
+
+
+class LarkFilePoster:
+    """`tools.attachments.FilePoster` for Lark, handed to tools as `rt.posters["lark"]`.
+
+    A reply to the asker's message (in its topic), or a new message in the chat of a run no
+    message started (a scheduled job).
+    """
+
+    def __init__(self, client: LarkClient) -> None:
+        self.client = client
+
+    async def post_file(self, ctx: RequestContext, attachment: Attachment, key: str) -> None:
+        """Upload and post `attachment` where `ctx` came from; the same `key` posts once."""
+        if ctx.message_id:
+            target = ReplyTarget(ctx.message_id, bool(ctx.thread_id), ctx.chat_id)
+        else:
+            target = ReplyTarget(chat_id=ctx.chat_id)
+        await deliver_attachment(self.client, attachment, target, key)

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import httpx
 
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 
 TRANSPORT_ERROR = -1  # `LarkAPIError.code` when no Lark answer was received at all
 

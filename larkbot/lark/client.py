@@ -14,8 +14,8 @@ import httpx
 
 from cards.lark_check import checked, is_card_json
 from larkbot.config import LarkConfig
-from larkbot.errors import LarkAPIError
 from larkbot.lark.binary import TRANSPORT_ERROR, Download
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.shared_cache import SharedCache, app_key
 from larkbot.lark.transport import LarkTransport, RetryPolicy
 

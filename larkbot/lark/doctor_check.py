@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import httpx
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
-from larkbot.errors import LarkAPIError
 from larkbot.lark.budget import CallLedger, describe
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.spending import plan_for
 from larkbot.lark.transport import RetryPolicy
 from larkbot.storage.db import Database

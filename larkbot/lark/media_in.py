@@ -15,10 +15,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from larkbot.errors import LarkAPIError
-from larkbot.lark.attachments import human_size
 from larkbot.lark.binary import TooLarge
+from larkbot.lark.errors import LarkAPIError
 from larkbot.logs import get_logger
+from tools.attachments import human_size
 
 log = get_logger("larkbot.lark.media_in")
 MAX_SIDE = 2048

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Protocol
 
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.people")

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 
 from larkbot import metrics
-from larkbot.errors import LarkAPIError
 from larkbot.lark.binary import (
     TRANSPORT_ERROR,
     Download,
@@ -21,6 +20,7 @@ from larkbot.lark.binary import (
     is_json,
     read_capped,
 )
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.pacing import Pacer
 from larkbot.lark.shared_cache import SharedCache, app_key
 from larkbot.logs import get_logger

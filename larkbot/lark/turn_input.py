@@ -27,7 +27,6 @@ import httpx
 from larkbot.config import Settings
 from larkbot.content_parts import Content, local_image_part, text_part
 from larkbot.context import RequestContext
-from larkbot.lark.attachments import human_size
 from larkbot.lark.client import LarkClient
 from larkbot.lark.content import describe, parse_content, post_image_keys
 from larkbot.lark.extract import ExtractError, can_extract, extract_text, is_plain_text
@@ -37,6 +36,7 @@ from larkbot.lark.people import Directory
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
 from larkbot.providers.capabilities import sees_images
+from tools.attachments import human_size
 
 log = get_logger("larkbot.lark.turn_input")
 FILE_TEXT_CHARS = 20_000

@@ -8,10 +8,10 @@ from typing import Any
 
 from larkbot.config import LarkConfig
 from larkbot.context import RequestContext
-from larkbot.errors import LarkAPIError
 from larkbot.events import FinalAnswer
 from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import httpx
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
 from larkbot.errors import ProviderError
 from larkbot.misconfig import llm_key
 from larkbot.providers.base import Completion, ReasoningChunk

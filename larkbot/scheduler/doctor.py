@@ -7,8 +7,8 @@ import time
 import httpx
 import sqlalchemy as sa
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
 from larkbot.errors import ConfigError
 from larkbot.scheduler.delivery import fmt_time
 from larkbot.scheduler.leader import LOCK_NAME, scheduler_leader

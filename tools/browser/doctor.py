@@ -6,8 +6,8 @@ import httpx
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
+from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.doctor import CheckResult
 from tools.browser.launch import INSTALL_HINT, BrowserMissing, find_executable, launch_options
 
 BROWSER_TOOLS = {"browser_session", "browser_tab", "browser_page"}

@@ -18,7 +18,7 @@ from tools.browser.session import BrowserSession, TabLimit
 from tools.browser.urls import UrlRefused, check_url
 from tools.runtime import ToolRuntime
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_\-]+")  # as larkbot.lark.media_in names inbox folders
+_UNSAFE = re.compile(r"[^A-Za-z0-9_\-]+")  # as the Lark channel names its inbox folders
 BROWSER_INTERFACES = frozenset({"cli", "web", "lark"})
 # Tools whose untrusted output is a web page. A page the turn read does not make every later
 # browser step need an approval (the per-origin consent covers acting on a site, as in the

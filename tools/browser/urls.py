@@ -54,8 +54,15 @@ def readable(url: str) -> bool:
 
 
 def origin_of(url: str) -> str:
-    """`scheme://host[:port]` of a URL (the consent scope of acting on its page)."""
-    parts = urlsplit(url)
+    """`scheme://host[:port]` of a URL, lower-cased (else the URL itself).
+
+    It is also the consent scope of acting on the page: the policy reads a scope of this form
+    as an origin grant covering every URL of that origin (`larkbot/policy/grants.py`).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
     if not parts.scheme or not parts.netloc:
         return url
     return f"{parts.scheme}://{parts.netloc}".lower()

@@ -273,7 +273,3 @@ def _kubectl(base: str, args: list[str], ctx: Ctx) -> str | None:
 def _mount(base: str, args: list[str], ctx: Ctx) -> str | None:
     devices = [a for a in args if BLOCK_DEVICE.match(a) or a == "/"]
     return ctx.why("mounts or unmounts system filesystems") if devices or "-a" in args else None
-
-
-# Importing registers the git and docker rules.
-from tools.builtin import _shell_vcs  # noqa: E402, F401

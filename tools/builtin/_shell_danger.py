@@ -24,6 +24,15 @@ from typing import Any
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from tools.builtin import (  # noqa: F401 - importing each rule module registers its rules
+    _shell_builtins,
+    _shell_code,
+    _shell_commands,
+    _shell_minilang,
+    _shell_system,
+    _shell_vcs,
+    _shell_wrappers,
+)
 from tools.builtin._protected import larkbot_home
 from tools.builtin._shell_paths import DYN, PSUB, is_computed, read_reason, show
 from tools.builtin._shell_rules import (

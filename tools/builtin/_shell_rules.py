@@ -1,5 +1,10 @@
 """Per-command rules of the shell classifier: argv in, a reason out when the command is dangerous.
 
+This module is the rule table (`RULES`, filled by `@rule`) and what every rule shares; the
+rule modules (`_shell_builtins`, `_shell_code`, `_shell_commands`, `_shell_vcs`, …) import it
+and register themselves, and the classifier (`_shell_danger`) imports them all. Nothing here
+imports a rule module, so the imports only ever point one way.
+
 Wrappers (env, nice, timeout, xargs, find -exec, …) are peeled and their inner command is
 checked again; shells and `-c` strings are handed back to the parser through `Ctx.analyse`.
 Unknown means ask: a command the rules do not know is not dangerous by itself (running any
@@ -263,14 +268,3 @@ def run_script(script: str, ctx: Ctx, stdin: Stdin = None) -> str | None:
     if DYN in script or PSUB in script:
         return ctx.why("runs a script computed at run time")
     return ctx.sub(script, stdin)
-
-
-# Importing registers the wrapper and per-command rules (env, xargs, rm, dd, git, …) into RULES.
-from tools.builtin import (  # noqa: E402, F401
-    _shell_builtins,
-    _shell_code,
-    _shell_commands,
-    _shell_minilang,
-    _shell_system,
-    _shell_wrappers,
-)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from larkbot.context import RequestContext
-from larkbot.policy.grants import origin_scope
 from tools.base import BaseTool, ToolResult
 from tools.browser.actions import ACTIONS
 from tools.browser.pages import describe_owner
@@ -113,7 +112,7 @@ class BrowserPageTool(BrowserTool):
         """The page's origin: a grant covers acting on that site for the session."""
         parsed = parse_ref(str(kwargs.get("ref") or ""))
         owner = self.engine.snapshot_owner(parsed[0]) if parsed else None
-        return origin_scope(owner.url) if owner else f"{self.name}:{kwargs.get('action')}"
+        return origin_of(owner.url) if owner else f"{self.name}:{kwargs.get('action')}"
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:

@@ -1,8 +1,9 @@
 """SendFileTool: send a file from this machine into the current chat (image or file message).
 
-In Lark the file is uploaded and posted right away (`larkbot/lark/attachments.py`), so the
-model learns whether it arrived; elsewhere it is returned as an attachment (the terminal
-prints its path, the web page offers it). Owner only: it sends the owner's data out.
+Where the interface can post right away (Lark: `rt.posters["lark"]`, handed in by the
+composition root), the file is posted during the call, so the model learns whether it
+arrived; elsewhere it is returned as an attachment (the terminal prints its path, the web
+page offers it). Owner only: it sends the owner's data out.
 """
 
 from __future__ import annotations
@@ -13,25 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from larkbot.context import RequestContext
-from larkbot.lark.attachments import (
-    IMAGE_MAX_BYTES,
-    AttachmentError,
-    ReplyTarget,
-    checked_size,
-    deliver_attachment,
-    human_size,
-    kind_for,
-)
+from tools.attachments import IMAGE_MAX_BYTES, AttachmentError, checked_size, human_size, kind_for
 from tools.base import Attachment, BaseTool, ContextTool, ToolResult
 from tools.builtin._paths import in_secrets, resolve
 from tools.runtime import ToolRuntime
-
-
-def _target(ctx: RequestContext) -> ReplyTarget:
-    """A reply to the user's message (in its topic), or a new message in a scheduled run's chat."""
-    if ctx.message_id:
-        return ReplyTarget(ctx.message_id, bool(ctx.thread_id), ctx.chat_id)
-    return ReplyTarget(chat_id=ctx.chat_id)
 
 
 def _uuid(ctx: RequestContext, path: Path, size: int) -> str:
@@ -68,7 +54,7 @@ class SendFileTool(ContextTool):
         return [str(kw.get("path") or ".")]
 
     async def run_with(self, ctx: RequestContext, **kw: Any) -> ToolResult:
-        """Check the file, then deliver it (Lark) or hand it to the interface as an attachment."""
+        """Check the file, then post it (where the interface can) or return it as an attachment."""
         path = resolve(str(kw.get("path", "")))
         if in_secrets(path, self.rt.settings.secrets_dir):
             return ToolResult("Error: files in the secrets directory are never sent.", True)
@@ -80,11 +66,11 @@ class SendFileTool(ContextTool):
         kind: Literal["image", "file"] = "image" if inline else "file"
         attachment = Attachment(str(path), kind, caption=str(kw.get("caption") or ""))
         shown = f"{path.name} ({human_size(size)})"
-        client = self.rt.services.get("lark_client")
-        if ctx.interface != "lark" or client is None:
+        poster = self.rt.posters.get(ctx.interface)
+        if poster is None:
             return ToolResult(f"{shown} is attached for the user.", attachments=(attachment,))
         try:
-            await deliver_attachment(client, attachment, _target(ctx), _uuid(ctx, path, size))
+            await poster.post_file(ctx, attachment, _uuid(ctx, path, size))
         except AttachmentError as err:
             return ToolResult(f"Error: {err}", is_error=True)
         return ToolResult(f"Sent {shown} to the chat as {'an image' if inline else 'a file'}.")

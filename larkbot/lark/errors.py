@@ -1,0 +1,25 @@
+"""The Lark channel's error: a non-zero answer from the Open Platform, with the operator's hint."""
+
+from __future__ import annotations
+
+from larkbot.errors import LarkBotError
+from larkbot.lark.hints import hint_for
+
+__all__ = ["LarkAPIError", "hint_for"]
+
+
+class LarkAPIError(LarkBotError):
+    """The Lark Open Platform answered with a non-zero code."""
+
+    def __init__(self, code: int, msg: str, log_id: str = "", http_status: int = 200) -> None:
+        self.hint = hint_for(code, msg)
+        super().__init__(
+            f"Lark API error {code}: {msg}"
+            + (f" (log_id {log_id})" if log_id else "")
+            + (f" → {self.hint}" if self.hint else "")
+        )
+        self.code = code
+        self.msg = msg
+        self.log_id = log_id
+        self.http_status = http_status
+        self.unanswered = False  # the call went out but no answer came (e.g. a read timeout)
