@@ -81,6 +81,13 @@ async def test_a_server_that_does_not_come_back_fails_the_call_in_bounded_time(
     assert result.is_error and "did not (re)connect within 2 s" in result.content
 
 
+async def test_a_slow_call_on_a_live_server_times_out(manager_for: Start) -> None:
+    registry = await manager_for([sys.executable, SERVER], 1)
+    result = await call(registry, "mcp_demo_nap", seconds=30)
+    assert result.is_error and "timed out after 1 s" in result.content
+    assert (await call(registry, "mcp_demo_add", a=2, b=2)).content == "4"  # still connected
+
+
 async def test_larkbot_tools_lists_mcp_tools_and_says_what_did_not_connect(tmp_path: Path) -> None:
     servers = {
         "demo": {"command": [sys.executable, SERVER]},
