@@ -100,7 +100,7 @@ class LLMConfig(Section):
     provider: ProviderName = "auto"  # auto: from base_url (larkbot/providers/profiles.py)
     thinking: Literal["auto", "on", "off"] = "auto"  # auto: the model's default
     reasoning_effort: str = ""  # e.g. high (DeepSeek, OpenAI o-series); "" : not sent
-    reasoning_echo: Literal["auto", "tool_turns", "all", "never"] = "auto"
+    reasoning_echo: Literal["auto", "tool_turns", "returned", "all", "never"] = "auto"
     show_thinking: Literal["never", "dm", "always"] = "never"  # a collapsible panel
     context_tokens: int = Field(0, ge=0)  # 0: the model's window from the profile table
     fallbacks: list[FallbackConfig] = Field(default_factory=list)

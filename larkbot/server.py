@@ -19,6 +19,7 @@ from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
 from larkbot.heap import freeze_startup_heap, widen_young_generation
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
+from larkbot.lark.card_v1 import V1_EVENT_TYPE, v1_answer
 from larkbot.lark.webhook import (
     MAX_BODY_BYTES,
     UNAUTHENTICATED,
@@ -154,7 +155,8 @@ async def handle_card(request: web.Request) -> web.Response:
         return checked
     app, outcome = checked
     try:
-        return _json(await app.handle_card(outcome.envelope, signed=outcome.signed))
+        answer = await app.handle_card(outcome.envelope, signed=outcome.signed)
+        return _json(v1_answer(answer) if outcome.event_type == V1_EVENT_TYPE else answer)
     except asyncio.CancelledError:
         raise
     except Exception:

@@ -1,4 +1,8 @@
-"""`larkbot tools [--interface cli|web|lark|fast]`: what each interface exposes, with its flags."""
+"""`larkbot tools [--interface cli|web|lark|fast]`: what each interface exposes, with its flags.
+
+MCP servers of `mcp.servers` are connected as `serve` connects them (waiting at most
+`MCP_WAIT` seconds), so their tools are listed too; one line per server says whether it did.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,12 @@ from larkbot.logs import configure_logging
 from larkbot.runtime_factory import build_registry, new_http_client
 from larkbot.storage.db import Database
 from tools.base import BaseTool
+from tools.mcp import McpManager, McpServer, McpTool
 from tools.registry import ToolRegistry
 from tools.runtime import ToolRuntime
 
 INTERFACES = ("cli", "web", "lark")
+MCP_WAIT = 10.0  # seconds for the MCP servers to connect, as `serve` waits at start
 
 
 def needs_consent(tool: BaseTool) -> bool:
@@ -48,8 +54,30 @@ def format_table(registry: ToolRegistry, interface: str | None) -> str:
     return "\n".join(rows)
 
 
+def mcp_line(server: McpServer, registry: ToolRegistry, wait: float) -> str:
+    """Whether one MCP server connected, and how many tools it brought."""
+    if server.connected.is_set():
+        count = sum(isinstance(t, McpTool) and t.server is server for t in registry.all())
+        return f"MCP server {server.name}: connected, {count} tools listed above"
+    why = f" ({server.last_error})" if server.last_error else ""
+    return (
+        f"MCP server {server.name}: NOT connected within {wait:g} s{why}; its tools are not listed"
+    )
+
+
+async def with_mcp(settings: Settings, registry: ToolRegistry, interface: str | None) -> str:
+    """The table with the MCP servers' tools (connected for the listing, then stopped)."""
+    manager = McpManager(settings.mcp.servers, registry)
+    await manager.start(MCP_WAIT)
+    try:
+        lines = [mcp_line(s, registry, MCP_WAIT) for s in manager.servers]
+        return "\n".join([format_table(registry, interface), *lines])
+    finally:
+        await manager.stop()
+
+
 async def listing(settings: Settings, interface: str | None) -> str:
-    """The table for `interface`, with the registry built as serve builds it (no network)."""
+    """The table for `interface`, with the registry built as serve builds it (MCP included)."""
     db = Database(settings.storage.url)
     async with new_http_client() as http:
         rt = ToolRuntime(
@@ -62,6 +90,8 @@ async def listing(settings: Settings, interface: str | None) -> str:
             registry = build_registry(rt)
         finally:
             await db.close()
+        if settings.mcp.servers:
+            return await with_mcp(settings, registry, interface)
     return format_table(registry, interface)
 
 

@@ -27,6 +27,11 @@ CONFIG = """model_list:
       model: deepseek/deepseek-v4-flash
       api_base: http://127.0.0.1:{upstream}/v1
       api_key: upstream-key
+  - model_name: house-thinker
+    litellm_params:
+      model: openai/house-thinker
+      api_base: http://127.0.0.1:{upstream}/v1
+      api_key: upstream-key
 """
 
 
@@ -38,7 +43,7 @@ def free_port() -> int:
 
 
 class Gateway:
-    """One proxy process: `base_url` (ends in /v1) and the `upstream` port of its DeepSeek route."""
+    """One proxy process: `base_url` (ends in /v1) and the `upstream` port of its fake routes."""
 
     def __init__(self) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="larkbot-litellm-"))

@@ -61,3 +61,43 @@ async def test_deepseek_tool_loop_through_litellm(gateway: Gateway, tmp_path: Pa
     second = deepseek.requests[1]
     replayed = [m for m in second["messages"] if m["role"] == "assistant"]
     assert replayed[0]["reasoning_content"] == "Call echo first."  # survived LiteLLM
+
+
+async def test_deepseek_under_a_gateway_alias_needs_no_provider_setting(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    """`ds-flash` says nothing of DeepSeek: the reasoning it returned goes back all the same."""
+    async with FakeLLM(port=gateway.upstream) as deepseek:
+        deepseek.validate = deepseek_thinking
+        deepseek.reply_tools(
+            FakeToolCall("echo", {"text": "hi"}, id="call_1"), reasoning="Call echo first."
+        )
+        deepseek.reply_text("echoed hi", reasoning="Done.")
+        llm = {"base_url": gateway.base_url, "api_key": MASTER_KEY, "model": "ds-flash"}
+        rig = await model_rig(tmp_path, llm)
+        try:
+            answer, _, _ = await rig.turn("please echo hi")
+        finally:
+            await rig.close()
+    assert answer == "echoed hi" and len(deepseek.requests) == 2
+    replayed = [m for m in deepseek.requests[1]["messages"] if m["role"] == "assistant"]
+    assert replayed[0]["reasoning_content"] == "Call echo first."
+
+
+async def test_a_refusal_relayed_by_the_gateway_teaches_the_echo(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    """A generic OpenAI route whose upstream 400s for a missing reasoning_content: one retry."""
+    async with FakeLLM(port=gateway.upstream) as upstream:
+        upstream.validate = deepseek_thinking
+        upstream.reply_tools(FakeToolCall("echo", {"text": "hi"}, id="call_1"))
+        upstream.reply_text("echoed hi", reasoning="Done.")
+        llm = {"base_url": gateway.base_url, "api_key": MASTER_KEY, "model": "house-thinker"}
+        rig = await model_rig(tmp_path, llm)
+        try:
+            answer, _, _ = await rig.turn("please echo hi")
+        finally:
+            await rig.close()
+    assert answer == "echoed hi", gateway.tail()
+    retried = [m for m in upstream.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert retried[0]["reasoning_content"] == ""

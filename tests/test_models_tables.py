@@ -235,7 +235,10 @@ def test_each_profile_sends_its_switch_and_echo_rule(
         ("https://api.siliconflow.cn/v1", "zai-org/GLM-4.7", "tool_turns"),
         ("https://api.siliconflow.cn/v1", "moonshotai/Kimi-K2-Thinking", "tool_turns"),
         ("https://api.siliconflow.cn/v1", "deepseek-ai/DeepSeek-R1", "never"),
-        ("https://api.siliconflow.cn/v1", "Qwen/Qwen3-8B", "never"),
+        # nothing known: what the model returned on a tool-call turn goes back
+        ("https://api.siliconflow.cn/v1", "Qwen/Qwen3-8B", "returned"),
+        ("http://one-api.internal:3000/v1", "my-thinker", "returned"),
+        ("http://one-api.internal:3000/v1", "openai/gpt-5-mini", "never"),  # refuses the field
     ],
 )
 def test_hosted_models_keep_their_own_echo_rule(base: str, model: str, echo: str) -> None:

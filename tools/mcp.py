@@ -1,8 +1,10 @@
 """MCP client: each configured server's tools registered as `mcp_<server>_<tool>` BaseTools.
 
 Every server is held open by a supervisor task (the SDK's context managers must be entered and
-left in one task); a failed call or a failed ping marks the connection dead and the supervisor
-reconnects with backoff, re-listing and re-registering the server's tools.
+left in one task); the transport's end (tools/mcp_watch.py), a failed call or a failed ping
+marks the connection dead and the supervisor reconnects with backoff, re-listing and
+re-registering the server's tools. A call made while it reconnects waits for the new connection
+(within the server's `timeout_seconds`) and then runs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
 from tools.base import BaseTool, ToolResult
 from tools.mcp_stderr import StderrToLog
+from tools.mcp_watch import watched
 from tools.registry import ToolRegistry
 
 log = get_logger("larkbot.mcp")
@@ -102,7 +105,8 @@ class McpServer:
         self.config = config
         self.registry = registry
         self.client: Client | None = None
-        self.connected = asyncio.Event()
+        self.connected = asyncio.Event()  # set while `client` is live (calls may be sent)
+        self.last_error = ""  # why the last connection attempt failed, for `larkbot tools`
         self._dead = asyncio.Event()
         self._stopping = False
         self._registered: list[str] = []
@@ -116,7 +120,7 @@ class McpServer:
             # or every reconnect would leak a connection pool.
             http = httpx2.AsyncClient(headers=cfg.headers, timeout=cfg.timeout_seconds)
             stack.push_async_callback(http.aclose)
-            return streamable_http_client(cfg.url, http_client=http)
+            return watched(streamable_http_client(cfg.url, http_client=http), self._mark_dead)
         argv = [cfg.command] if isinstance(cfg.command, str) else list(cfg.command or [])
         argv += cfg.args
         if not argv:
@@ -125,7 +129,12 @@ class McpServer:
         stderr = StderrToLog(self.name)
         stack.callback(stderr.close)
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
-        return stdio_client(params, errlog=stderr.writer)
+        return watched(stdio_client(params, errlog=stderr.writer), self._mark_dead)
+
+    def _mark_dead(self) -> None:
+        """The connection is gone: no new call is sent on it, the supervisor reconnects."""
+        self.connected.clear()
+        self._dead.set()
 
     async def start(self, wait: float = 10.0) -> None:
         """Start the supervisor; wait (bounded) for the first connection."""
@@ -138,7 +147,7 @@ class McpServer:
     async def stop(self) -> None:
         """Disconnect and unregister this server's tools."""
         self._stopping = True
-        self._dead.set()
+        self._mark_dead()
         if self._task:
             try:
                 async with asyncio.timeout(STOP_TIMEOUT):  # a server that will not exit
@@ -160,7 +169,8 @@ class McpServer:
                 if task is not None:
                     task.uncancel()  # anyio leaked a cancel scope from a dead transport
             except Exception as err:
-                log.warning("mcp_server_failed", server=self.name, error=str(err)[:300])
+                self.last_error = str(err)[:300] or type(err).__name__
+                log.warning("mcp_server_failed", server=self.name, error=self.last_error)
             if self._stopping:
                 break
             await asyncio.sleep(backoff)
@@ -188,6 +198,7 @@ class McpServer:
                 break
         self._register(tools)
         self.client = client
+        self.last_error = ""
         self._dead.clear()
         self.connected.set()
         log.info("mcp_server_connected", server=self.name, tools=len(tools))
@@ -216,19 +227,26 @@ class McpServer:
         self._registered = []
 
     async def call(self, remote_name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call a remote tool; transport failures trigger a reconnect and become error results."""
-        if self.client is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.connected.wait(), 5.0)
-        client = self.client
-        if client is None:
-            return ToolResult(f"MCP server {self.name!r} is not connected (reconnecting)", True)
+        """Call a remote tool, first waiting for a server that is reconnecting (one deadline of
+        `timeout_seconds` for both); transport failures trigger a reconnect and become errors."""
         timeout = self.config.timeout_seconds
+        client: Client | None = None
         try:
-            result = await asyncio.wait_for(
-                client.call_tool(remote_name, arguments, read_timeout_seconds=timeout), timeout
-            )
+            async with asyncio.timeout(timeout):
+                await self.connected.wait()  # set only while `client` is live
+                client = self.client
+                if client is None:  # stopped meanwhile
+                    return ToolResult(f"MCP server {self.name!r} is not connected", True)
+                result = await client.call_tool(
+                    remote_name, arguments, read_timeout_seconds=timeout
+                )
         except TimeoutError:
+            if client is None:
+                why = f": {self.last_error}" if self.last_error else ""
+                return ToolResult(
+                    f"MCP server {self.name!r} did not (re)connect within {timeout:g} s{why}",
+                    True,
+                )
             return ToolResult(f"MCP tool {remote_name} timed out after {timeout:g} s", True)
         except MCPError as err:
             if err.code != CONNECTION_CLOSED:
@@ -239,7 +257,7 @@ class McpServer:
         return ToolResult(result_text(result), is_error=bool(result.is_error))
 
     def _lost(self, remote_name: str, err: Exception) -> ToolResult:
-        self._dead.set()
+        self._mark_dead()
         log.warning("mcp_call_failed", server=self.name, tool=remote_name, error=str(err)[:300])
         return ToolResult(
             f"MCP server {self.name!r} disconnected during the call ({err}); "

@@ -9,6 +9,10 @@ is a small function raising `Rejected(status, reason)`; the two entry points run
 The url_verification challenge is exempt from the signature and the replay window (Lark sends
 it unsigned) but is answered only after decryption succeeded or the token matched, unless
 neither an encrypt key nor a token is configured. Nothing a sender controls yields a 5xx.
+
+`POST /lark/card` also takes the v1 card callbacks of older apps (`card_v1.py`): a SHA-1
+X-Lark-Signature over the verification token selects their chain (size → signature + replay
+window → JSON → decrypt), and the click becomes the same `card.action.trigger` envelope.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any, Literal
 
 from larkbot import fast_json
 from larkbot.config import LarkConfig
-from larkbot.lark import crypto
+from larkbot.lark import card_v1, crypto
 
 MAX_BODY_BYTES = 1024 * 1024
 URL_VERIFICATION = "url_verification"
@@ -249,5 +253,40 @@ def verify_event_request(
 def verify_card_request(
     raw: bytes, headers: Mapping[str, str], lark: LarkConfig, now: float
 ) -> WebhookOutcome:
-    """Run the chain for `POST /lark/card` (`card.action.trigger`, same signature and crypto)."""
+    """Run the chain for `POST /lark/card` (`card.action.trigger`, same signature and crypto;
+    a v1 callback, told by its SHA-1 signature, takes the v1 chain)."""
+    sig = signature_headers(headers)
+    if card_v1.is_v1_signature(sig.get(H_SIGNATURE, "")):
+        return _run_v1(raw, sig, lark, now)
     return _run(raw, headers, lark, now, card=True)
+
+
+def _authenticate_v1(
+    raw: bytes, sig: Mapping[str, str], lark: LarkConfig, now: float
+) -> dict[str, Any]:
+    """The v1 card chain up to the payload: size, SHA-1 signature, replay window, JSON, decrypt."""
+    check_size(raw)
+    token = lark.verification_token.get_secret_value()
+    if not token:
+        raise Rejected(401, "a v1 card callback is signed with lark.verification_token: set it")
+    if not all(h in sig for h in _SIGNATURE_HEADERS):
+        raise Rejected(401, "incomplete signature headers")
+    ts, nonce, given = (sig[h] for h in _SIGNATURE_HEADERS)
+    if not card_v1.verify_v1_signature(ts, nonce, token, raw, given):
+        raise Rejected(401, "bad signature")
+    if abs(now - _timestamp_seconds(ts)) > lark.replay_window_seconds:
+        raise Rejected(401, "timestamp outside the replay window")
+    return decrypt_payload(parse_object(raw), lark.encrypt_key.get_secret_value())[0]
+
+
+def _run_v1(raw: bytes, sig: Mapping[str, str], lark: LarkConfig, now: float) -> WebhookOutcome:
+    try:
+        payload = _authenticate_v1(raw, sig, lark, now)
+    except Rejected as err:
+        return WebhookOutcome(err.status, {"msg": err.reason}, reason=err.reason)
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return WebhookOutcome(400, {"msg": "malformed request"}, reason="malformed request")
+    envelope = card_v1.v1_envelope(payload, sig[H_NONCE][:64])
+    if envelope is None:
+        return WebhookOutcome(200, {}, reason="v1 card callback without a click; ignored")
+    return WebhookOutcome(200, {}, envelope=envelope, signed=True)

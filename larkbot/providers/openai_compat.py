@@ -127,7 +127,9 @@ class OpenAICompatProvider:
                 )
             return _Retry(err, wait)
         hint = " Check llm.model." if "model" in msg.lower() else ""
-        return ProviderError(f"The LLM endpoint refused the request (HTTP {status}: {msg}).{hint}")
+        return ProviderError(
+            f"The LLM endpoint refused the request (HTTP {status}: {msg}).{hint}", status
+        )
 
     def _transport_error(self, err: Exception) -> _Retry:
         base = self.cfg.base_url
@@ -171,9 +173,18 @@ class OpenAICompatProvider:
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
     ) -> Completion:
-        """One reply, not streamed."""
-        payload = self._payload(messages, tools, stream=False)
+        """One reply, not streamed (sent once more under the other echo rule if it refuses one)."""
+        try:
+            return await self._complete(self._payload(messages, tools, stream=False))
+        except ProviderError as err:
+            echo = self.wire.echo_after(messages, err)
+            if echo is None:
+                raise
+        done = await self._complete(self.wire.payload(messages, tools, False, echo))
+        self.wire.learn(echo)
+        return done
 
+    async def _complete(self, payload: dict[str, Any]) -> Completion:
         async def attempt() -> Completion:
             try:
                 resp = await self.http.post(
@@ -194,8 +205,25 @@ class OpenAICompatProvider:
         """Stream one reply: TextChunk…, then each assembled ToolCall, then a Completion.
 
         Retries happen only before anything was yielded; a failure mid-answer is a ProviderError.
+        A refusal naming the reasoning field is sent once more under the other echo rule.
         """
-        payload = self._payload(messages, tools, stream=True)
+        started = False
+        try:
+            async for event in self._stream_retrying(self._payload(messages, tools, stream=True)):
+                started = True
+                yield event
+            return
+        except ProviderError as err:
+            echo = None if started else self.wire.echo_after(messages, err)
+            if echo is None:
+                raise
+        async for event in self._stream_retrying(self.wire.payload(messages, tools, True, echo)):
+            if not started:
+                started = True
+                self.wire.learn(echo)
+            yield event
+
+    async def _stream_retrying(self, payload: dict[str, Any]) -> AsyncIterator[StreamEvent]:
         for attempt in range(self.cfg.max_retries + 1):
             yielded = False
             try:

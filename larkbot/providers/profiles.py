@@ -12,9 +12,10 @@ from fnmatch import fnmatchcase
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-Echo = Literal["tool_turns", "all", "never"]
+Echo = Literal["tool_turns", "returned", "all", "never"]
 """How `reasoning_content` of earlier assistant messages goes back to the API:
 tool_turns: on every assistant message of a user turn that called tools (and nowhere else);
+returned: the same messages, but only where the model returned reasoning (nothing is made up);
 all: on every assistant message; never: stripped from every message."""
 
 
@@ -244,7 +245,11 @@ PROFILES: dict[str, Profile] = {
     )
 }
 
-GENERIC = Profile("generic")  # an unknown OpenAI-compatible server: send nothing unusual
+# An unknown OpenAI-compatible server (a gateway such as one-api, new-api, LiteLLM, or a model under
+# a custom alias): nothing unusual is sent, but reasoning the model returned on a tool-call turn
+# goes back, as every thinking API that wants it needs and the others ignore. A server that still
+# answers 400 naming the field teaches the full rule (providers/echo_rules.py).
+GENERIC = Profile("generic", echo="returned")
 
 
 def detect_provider(base_url: str) -> str:
@@ -285,13 +290,14 @@ _GUESSES = (  # for servers we know nothing about (a gateway, a generic proxy)
     ModelRule("*[-_.]vl[-_.:]*", vision=True),
     ModelRule("*qwen*vl*", vision=True),
     ModelRule("*internvl*", vision=True),
-    ModelRule("*gpt-4o*", vision=True),
-    ModelRule("*gpt-4.1*", vision=True),
-    ModelRule("*gpt-4-turbo*", vision=True),
-    ModelRule("*gpt-5*", reasoning=True, vision=True),
-    ModelRule("o1-mini*", reasoning=True),
-    ModelRule("o3-mini*", reasoning=True),
-    ModelRule("o[134]*", reasoning=True, vision=True),
+    # OpenAI's models refuse unknown message fields: no reasoning back, wherever they are served
+    ModelRule("*gpt-4o*", vision=True, echo="never"),
+    ModelRule("*gpt-4.1*", vision=True, echo="never"),
+    ModelRule("*gpt-4-turbo*", vision=True, echo="never"),
+    ModelRule("*gpt-5*", reasoning=True, vision=True, echo="never"),
+    ModelRule("o1-mini*", reasoning=True, echo="never"),
+    ModelRule("o3-mini*", reasoning=True, echo="never"),
+    ModelRule("o[134]*", reasoning=True, vision=True, echo="never"),
     ModelRule("*claude*", vision=True),
     ModelRule("*gemini*", vision=True),
     ModelRule("*glm-4*v*", vision=True),

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from larkbot.config import LLMConfig
+from larkbot.errors import ProviderError
+from larkbot.providers import echo_rules
 from larkbot.providers.base import Message
 from larkbot.providers.profiles import (
     SAMPLING_KEYS,
@@ -49,10 +51,24 @@ class Wire:
 
     @property
     def echo(self) -> Echo:
-        """The reasoning echo rule in force (llm.reasoning_echo overrides the tables)."""
+        """The reasoning echo rule in force (llm.reasoning_echo, else a learned rule, else the
+        tables)."""
         if self.cfg.reasoning_echo != "auto":
             return self.cfg.reasoning_echo
-        return self.traits.echo or self.profile.echo
+        taught = echo_rules.learned(self.cfg.base_url, self.cfg.model)
+        return taught or self.traits.echo or self.profile.echo
+
+    def echo_after(self, messages: Sequence[Message], err: ProviderError) -> Echo | None:
+        """The rule to send `messages` again under when `err` refused the reasoning echo."""
+        if self.cfg.reasoning_echo != "auto":
+            return None  # the operator's rule stands
+        if not echo_rules.names_reasoning(err.status, str(err)):
+            return None
+        return echo_rules.other_rule(messages, self.echo, outgoing_messages)
+
+    def learn(self, echo: Echo) -> None:
+        """Keep `echo` for this endpoint and model: the server accepted it after a refusal."""
+        echo_rules.learn(self.cfg.base_url, self.cfg.model, echo)
 
     @property
     def context_tokens(self) -> int:
@@ -60,12 +76,16 @@ class Wire:
         return self.cfg.context_tokens or self.traits.context or self.profile.context
 
     def payload(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, stream: bool
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        stream: bool,
+        echo: Echo | None = None,
     ) -> dict[str, Any]:
-        """The JSON body of one Chat Completions request."""
+        """The JSON body of one Chat Completions request (`echo`: instead of the rule in force)."""
         body: dict[str, Any] = {
             "model": self.cfg.model,
-            "messages": outgoing_messages(messages, self.echo),
+            "messages": outgoing_messages(messages, echo or self.echo),
             "stream": stream,
         }
         if stream:
@@ -108,6 +128,7 @@ def outgoing_messages(messages: Sequence[Message], echo: Echo) -> list[Message]:
     tool_turns: every assistant message between two user messages where the model called a
     tool carries `reasoning_content` ("" when none was recorded, e.g. after a provider switch);
     elsewhere it is stripped (DeepSeek ignores it there, and it only costs bandwidth).
+    returned: those messages carry it only where reasoning was recorded.
     """
     echoed = _echoed(messages, echo)
     out: list[Message] = []
@@ -115,8 +136,8 @@ def outgoing_messages(messages: Sequence[Message], echo: Echo) -> list[Message]:
         copy = {
             k: v for k, v in m.items() if k != REASONING_KEY and not k.startswith(INTERNAL_PREFIX)
         }
-        if i in echoed:
-            recorded = m.get(REASONING_KEY)
+        recorded = m.get(REASONING_KEY)
+        if i in echoed and (echo != "returned" or (isinstance(recorded, str) and recorded)):
             copy[REASONING_KEY] = recorded if isinstance(recorded, str) else ""
         out.append(copy)
     return out
