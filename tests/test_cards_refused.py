@@ -31,48 +31,16 @@ from larkbot.lark.turns import PlainReplyView
 from larkbot.scheduler import LarkNotifier
 from tests.fakes.lark_cardkit import CardRules, md_tables
 from tests.fakes.lark_server import FakeLark, route_key
+from tests.table_answers import ANSWERS, assert_whole, shown, tables
 
 REPLY = "POST /open-apis/im/v1/messages/{id}/reply"
 MSG = InboundMessage("om_user_1", "oc_chat", "p2p", "ou_owner", "tables please")
-CELL = re.compile(r"\bT\d+(?:H\d|R\d+C\d)\b")
 RULES = {
     "like_lark": CardRules(),  # more than 5 tables in a card: 230099 / ErrCode 11310
     "two_tables": CardRules(max_tables=2),  # stricter than the budget's 3
     "small_cards": CardRules(max_bytes=2500),  # the answer's cards are over it
     "no_cards": CardRules(refuse_all=True),  # Lark takes no card at all: text it is
 }
-
-
-def tables(n: int) -> str:
-    """An answer of `n` small tables, each cell named after its table, row and column."""
-    parts = [f"Here are {n} tables."]
-    for i in range(n):
-        rows = "\n".join(f"| T{i}R{r}C1 | T{i}R{r}C2 |" for r in (1, 2))
-        parts.append(f"Table {i}:\n\n| T{i}H1 | T{i}H2 |\n|---|---|\n{rows}")
-    return "\n\n".join(parts)
-
-
-ANSWERS = {"six": tables(6), "forty": tables(40)}
-
-
-def shown(fake: FakeLark) -> str:
-    """What the chat finally shows, message by message (PATCHes and CardKit updates applied)."""
-    parts = []
-    for sent in fake.sent:
-        body = json.loads(fake.messages[sent["message_id"]]["body"]["content"])
-        if body.get("type") == "card":  # a CardKit entity: its elements' current text
-            card = fake.cardkit.cards[body["data"]["card_id"]]
-            parts.append("\n".join(card.elements.values()))
-        else:
-            parts.append(json.dumps(body, ensure_ascii=False))
-    return "\n".join(parts)
-
-
-def assert_whole(fake: FakeLark, answer: str) -> None:
-    """Every cell of every table once, in order; no failure notice instead."""
-    text = shown(fake)
-    assert CELL.findall(text) == CELL.findall(answer)
-    assert "could not answer" not in text
 
 
 @pytest.fixture
