@@ -17,8 +17,9 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from cards import lark_cards, parse_card
-from cards.lark_fallback import plain_card
+from cards import lark_cards, parse_card, validate_lark_card
+from cards.lark_fallback import card_text, plain_card, plain_cards
+from cards.lark_limits import count_card_tables
 from larkbot.config import LarkConfig
 from larkbot.errors import LarkAPIError
 from larkbot.events import FinalAnswer, TextDelta, ToolFinished, ToolStarted
@@ -31,7 +32,7 @@ from larkbot.lark.turns import PlainReplyView
 from larkbot.scheduler import LarkNotifier
 from tests.fakes.lark_cardkit import CardRules, md_tables
 from tests.fakes.lark_server import FakeLark, route_key
-from tests.table_answers import ANSWERS, assert_whole, shown, tables
+from tests.table_answers import ANSWERS, CELL, assert_whole, shown, tables
 
 REPLY = "POST /open-apis/im/v1/messages/{id}/reply"
 MSG = InboundMessage("om_user_1", "oc_chat", "p2p", "ou_owner", "tables please")
@@ -134,3 +135,30 @@ async def test_other_refusals_are_not_degraded(fake_lark: FakeLark, client: Lark
         await client.reply("om_user_1", "interactive", plain_card("| a |\n|---|\n| 1 |"))
     assert err.value.code == 230002 and fake_lark.sent == []
     assert len([r for r in fake_lark.requests if r.route == route_key(REPLY)]) == 1
+
+
+def test_plain_cards_hold_the_text_in_order_without_tables() -> None:
+    text = tables(40) + "\n\n" + "\n\n".join(f"paragraph {i}" for i in range(3000))
+    cards = plain_cards(text)
+    assert len(cards) > 1
+    assert all(validate_lark_card(c) == [] and count_card_tables(c) == 0 for c in cards)
+    joined = "\n\n".join(card_text(c) for c in cards)
+    assert CELL.findall(joined) == CELL.findall(text)
+    assert re.findall(r"paragraph \d+", joined) == [f"paragraph {i}" for i in range(3000)]
+
+
+def test_card_text_reads_header_markdown_plain_text_and_table_components() -> None:
+    table = {"tag": "table", "columns": [{"name": "c", "display_name": "City"}]}
+    card = {
+        "schema": "2.0",
+        "config": {"summary": {"content": "Title"}},
+        "header": {"title": {"tag": "plain_text", "content": "Title"}},
+        "body": {
+            "elements": [
+                {"tag": "markdown", "content": "**md**"},
+                {**table, "rows": [{"c": "Paris"}, {"c": "Rome"}]},
+                {"tag": "div", "text": {"tag": "plain_text", "content": "plain"}},
+            ]
+        },
+    }
+    assert card_text(card) == "Title\n\n**md**\n\nCity\nParis\nRome\n\nplain"
