@@ -1,8 +1,9 @@
 """The budgeted compiler: fit content into valid Lark cards, degrading deterministically.
 
 Degradation order: items past the display cap are cut with "… N more"; markdown tables past the
-fourth in one block become code blocks; content that still does not fit is split over several
-cards (at most `max_cards`, the last one saying how much was left out). Never an invalid card.
+card-wide limit (`MAX_CARD_TABLES`, counted over all of a card's elements) become code blocks;
+content that still does not fit is split over several cards (at most `max_cards`, the last one
+saying how much was left out). Never an invalid card.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 
 from cards.lark_limits import (
     BUDGET_BYTES,
-    MAX_MD_TABLES,
+    MAX_CARD_TABLES,
     card_bytes,
+    count_md_tables,
     fits,
     is_delimiter_row,
 )
@@ -142,7 +144,7 @@ def split_block(block: str, max_bytes: int) -> list[str]:
     return [f"{opener}\n{p}\n{fence}" if fence else p for p in pieces]
 
 
-def tables_to_code(markdown: str, keep: int = MAX_MD_TABLES) -> str:
+def tables_to_code(markdown: str, keep: int = MAX_CARD_TABLES) -> str:
     """Keep the first `keep` GFM tables; later ones become fenced code blocks (still readable)."""
     lines = markdown.split("\n")
     out: list[str] = []
@@ -171,8 +173,40 @@ def tables_to_code(markdown: str, keep: int = MAX_MD_TABLES) -> str:
 
 
 def markdown_element(content: str, **extra: Any) -> dict[str, Any]:
-    """A markdown component, its tables within the per-block limit."""
+    """A markdown component, its tables within the card-wide limit."""
     return {"tag": "markdown", "content": tables_to_code(content), **extra}
+
+
+def _table_components(node: Any) -> int:
+    if isinstance(node, dict):
+        own = 1 if node.get("tag") == "table" else 0
+        return own + sum(_table_components(v) for v in node.values())
+    if isinstance(node, list):
+        return sum(_table_components(v) for v in node)
+    return 0
+
+
+def _cap(node: Any, room: list[int]) -> Any:
+    """`node` with markdown tables past `room[0]` (spent in document order) as code blocks."""
+    if isinstance(node, list):
+        return [_cap(v, room) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("tag") == "markdown" and isinstance(node.get("content"), str):
+        found = count_md_tables(node["content"])
+        if found <= room[0]:
+            room[0] -= found
+            return node
+        capped = {**node, "content": tables_to_code(node["content"], keep=room[0])}
+        room[0] = 0
+        return capped
+    return {k: _cap(v, room) if isinstance(v, dict | list) else v for k, v in node.items()}
+
+
+def cap_tables(elements: list[dict[str, Any]], limit: int = MAX_CARD_TABLES) -> list[Any]:
+    """Body elements whose tables, card-wide, stay within `limit` (the later ones as code)."""
+    room = [max(0, limit - _table_components(elements))]
+    return list(_cap(elements, room))
 
 
 def grey_note(text: str) -> dict[str, Any]:
@@ -201,7 +235,7 @@ def base_card(
             header["subtitle"] = {"tag": "plain_text", "content": subtitle}
         card["header"] = header
         card["config"]["summary"] = {"content": title}
-    card["body"] = {"elements": elements}
+    card["body"] = {"elements": cap_tables(elements)}
     return card
 
 

@@ -12,6 +12,11 @@ BUDGET_BYTES = 28 * 1024  # what the compiler aims for: room for transport diffe
 MAX_ELEMENTS = 200  # error 11310
 MAX_TABLES = 5  # `table` components per card
 MAX_MD_TABLES = 4  # GFM tables per markdown component
+# Tables in the whole card: markdown tables and `table` components together. Lark's real limit
+# is undocumented (six small markdown tables in one card drew 230099 / ErrCode 11310 "card
+# table number over limit"); peers that survive it count markdown tables card-wide and keep
+# three (larksuite/openclaw-lark FEISHU_CARD_TABLE_LIMIT). Tables past it become code blocks.
+MAX_CARD_TABLES = 3
 
 TOP_LEVEL_KEYS = frozenset({"schema", "config", "header", "body", "card_link"})
 COMPONENT_TAGS = frozenset(
@@ -113,6 +118,17 @@ def count_md_tables(markdown: str) -> int:
     return count
 
 
+def count_card_tables(card: dict[str, Any]) -> int:
+    """Tables the card shows: `table` components plus the GFM tables of its markdown."""
+    total = 0
+    for comp, _ in components(card):
+        if comp.get("tag") == "table":
+            total += 1
+        elif comp.get("tag") == "markdown" and isinstance(comp.get("content"), str):
+            total += count_md_tables(comp["content"])
+    return total
+
+
 def _check_header(header: Any) -> list[str]:
     if header is None:
         return []
@@ -180,6 +196,9 @@ def validate_lark_card(card: Any) -> list[str]:
     tables = sum(1 for comp, _ in comps if comp.get("tag") == "table")
     if tables > MAX_TABLES:
         errors.append(f"card has {tables} table components, over the limit of {MAX_TABLES}")
+    shown = count_card_tables(card)
+    if shown > MAX_CARD_TABLES:
+        errors.append(f"card shows {shown} tables, over the card-wide limit of {MAX_CARD_TABLES}")
     return errors
 
 

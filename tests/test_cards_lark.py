@@ -10,12 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cards import lark_cards_of, lark_payload, markdown_card, markdown_cards, parse_card
+from cards.lark_budget import base_card
 from cards.lark_card_templates import lark_card, lark_cards
 from cards.lark_limits import (
     COMPONENT_TAGS,
     MAX_CARD_BYTES,
+    MAX_CARD_TABLES,
     PART_TAGS,
     card_bytes,
+    count_card_tables,
     count_elements,
     count_md_tables,
     validate_lark_card,
@@ -231,9 +234,24 @@ def test_markdown_extra_tables_become_code_blocks() -> None:
     card = markdown_card("\n\n".join([table] * 6))
     assert_valid(card)
     content = card["body"]["elements"][0]["content"]
-    assert count_md_tables(content) == 4
-    assert content.count("```text") == 2
+    assert count_md_tables(content) == MAX_CARD_TABLES == 3
+    assert content.count("```text") == 3
     assert "header" not in card
+
+
+def test_table_limit_is_card_wide() -> None:
+    table = "| a | b |\n|---|---|\n| 1 | 2 |"
+    two = {"tag": "markdown", "content": f"{table}\n\n{table}"}
+    panel = {"tag": "collapsible_panel", "elements": [dict(two)]}
+    card = base_card("Tables", [dict(two), panel, dict(two)])
+    assert_valid(card)
+    assert count_card_tables(card) == MAX_CARD_TABLES
+    first, nested, last = card["body"]["elements"]
+    assert count_md_tables(first["content"]) == 2  # the budget is spent in reading order
+    assert count_md_tables(nested["elements"][0]["content"]) == 1
+    assert count_md_tables(last["content"]) == 0 and last["content"].count("```text") == 2
+    too_many = {"schema": "2.0", "body": {"elements": [dict(two), dict(two)]}}
+    assert any("card-wide" in e for e in validate_lark_card(too_many))
 
 
 def test_markdown_code_fence_split_is_refenced() -> None:

@@ -95,6 +95,7 @@ class LarkApprovals:
                 uuid=reply_uuid(ctx.message_id, f"approval:{approval_id}"),
                 reply_in_thread=bool(ctx.thread_id),
                 chat_id=ctx.chat_id,
+                degrade=False,  # buttons are the point: a text version could never be approved
             )
         except Exception:
             await self.store.close_as_expired(approval_id)

@@ -16,6 +16,7 @@ from cards.lark_check import checked, is_card_json
 from larkbot.config import LarkConfig
 from larkbot.lark.binary import TRANSPORT_ERROR, Download
 from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.refusal import post_or_degrade
 from larkbot.lark.shared_cache import SharedCache, app_key
 from larkbot.lark.transport import LarkTransport, RetryPolicy
 
@@ -116,19 +117,31 @@ class LarkClient:
         content: str | dict[str, Any],
         receive_id_type: str = "chat_id",
         uuid: str | None = None,
+        *,
+        degrade: bool = True,
     ) -> str:
-        """Send a new message; returns its message_id. `uuid`: see `idempotency_key`."""
-        body: dict[str, Any] = {
-            "receive_id": receive_id,
-            "msg_type": msg_type,
-            "content": to_content(content),
-            "uuid": idempotency_key(uuid),
-        }
-        params = {"receive_id_type": receive_id_type}
-        resp = await self.transport.request(
-            "POST", MESSAGES, params=params, json=body, chat=receive_id, idempotent=True
-        )
-        return _required(_data(resp), "message_id", "send")
+        """Send a new message; returns its message_id. `uuid`: see `idempotency_key`.
+
+        `degrade`: a card Lark refuses for its content goes out plainer (`refusal`); the id
+        is then the first of those messages.
+        """
+
+        async def once(kind: str, body_content: str | dict[str, Any], uid: str | None) -> str:
+            body: dict[str, Any] = {
+                "receive_id": receive_id,
+                "msg_type": kind,
+                "content": to_content(body_content),
+                "uuid": idempotency_key(uid),
+            }
+            params = {"receive_id_type": receive_id_type}
+            resp = await self.transport.request(
+                "POST", MESSAGES, params=params, json=body, chat=receive_id, idempotent=True
+            )
+            return _required(_data(resp), "message_id", "send")
+
+        if not degrade:
+            return await once(msg_type, content, uuid)
+        return await post_or_degrade(once, msg_type, content, uuid)
 
     async def reply(
         self,
@@ -138,23 +151,31 @@ class LarkClient:
         uuid: str | None = None,
         reply_in_thread: bool = False,
         chat_id: str = "",
+        *,
+        degrade: bool = True,
     ) -> str:
         """Reply to a message (in its thread when asked or when it is in one); returns the id.
 
         `chat_id` (the message's chat) paces the reply with the chat's other messages; without
-        it the reply is paced as a chat of its own.
+        it the reply is paced as a chat of its own. `degrade`: as for `send`.
         """
-        body: dict[str, Any] = {
-            "msg_type": msg_type,
-            "content": to_content(content),
-            "uuid": idempotency_key(uuid),
-        }
-        if reply_in_thread:
-            body["reply_in_thread"] = True
         path = f"{MESSAGES}/{_seg(message_id)}/reply"
         chat = chat_id or message_id
-        resp = await self.transport.request("POST", path, json=body, chat=chat, idempotent=True)
-        return _required(_data(resp), "message_id", "reply")
+
+        async def once(kind: str, body_content: str | dict[str, Any], uid: str | None) -> str:
+            body: dict[str, Any] = {
+                "msg_type": kind,
+                "content": to_content(body_content),
+                "uuid": idempotency_key(uid),
+            }
+            if reply_in_thread:
+                body["reply_in_thread"] = True
+            resp = await self.transport.request("POST", path, json=body, chat=chat, idempotent=True)
+            return _required(_data(resp), "message_id", "reply")
+
+        if not degrade:
+            return await once(msg_type, content, uuid)
+        return await post_or_degrade(once, msg_type, content, uuid)
 
     async def patch(self, message_id: str, card: dict[str, Any] | str) -> None:
         """Replace the card of an interactive message the bot sent (5 QPS per message)."""

@@ -184,7 +184,8 @@ class StreamingCardView:
                 "publish a version for live streaming cards",
             )
             self.card_id = ""
-            self.message_id = await self._reply(plain_card(content), "stream2")
+            # a live card must stay a card (it is PATCHed): no plainer fallback for it
+            self.message_id = await self._reply(plain_card(content), "stream2", degrade=False)
         self.pushed = content
 
     async def _push(self) -> None:
@@ -217,14 +218,22 @@ class StreamingCardView:
         self.pushed = content
 
     async def _close_quietly(self) -> None:
-        """Best effort: a card left open points to the plain reply and stops 'generating'."""
+        """Best effort: a card left open points to the plain reply and stops 'generating'.
+
+        Its whole content is replaced, not only its settings: the answer then shows once, in
+        the plain reply, rather than also half-streamed on the card above it.
+        """
         if not self.message_id:
             return
         with contextlib.suppress(Exception):
             if self.card_id:
-                await self.client.update_card_settings(
-                    self.card_id, final_settings(MOVED), self._next()
-                )
+                try:
+                    card = plain_card(MOVED, MOVED)
+                    await self.client.update_card(self.card_id, card, self._next())
+                except Exception:  # at least stop "generating"
+                    await self.client.update_card_settings(
+                        self.card_id, final_settings(MOVED), self._next()
+                    )
             else:
                 await self.client.patch(self.message_id, plain_card(MOVED, MOVED))
 
@@ -237,7 +246,7 @@ class StreamingCardView:
             await cancel_and_wait(self._task)
             self.broken = self.broken or bool(self.message_id)
 
-    async def _reply(self, content: dict[str, Any], part: str) -> str:
+    async def _reply(self, content: dict[str, Any], part: str, degrade: bool = True) -> str:
         return await self.client.reply(
             self.message.message_id,
             "interactive",
@@ -245,6 +254,7 @@ class StreamingCardView:
             uuid=reply_uuid(self.message.message_id, part),
             reply_in_thread=bool(self.message.thread_id),
             chat_id=self.message.chat_id,
+            degrade=degrade,
         )
 
     def _next(self) -> int:

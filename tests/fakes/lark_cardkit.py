@@ -59,19 +59,27 @@ class FakeCard:
 
 MAX_TABLES = 4  # Lark: a markdown component renders at most 4 tables (error 11310 otherwise)
 _DELIMITER = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_PARTS = frozenset({"plain_text", "lark_md", "standard_icon", "custom_icon", "text_tag"})
+BUILD_FAILED = (
+    "Failed to create card content, ext=ErrCode: {sub}; ErrMsg: {why}; ErrorValue: {what}; "
+)
+
+
+def md_tables(text: str) -> int:
+    """GFM tables in a markdown text (delimiter rows outside code fences)."""
+    in_code, tables = False, 0
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        elif not in_code and _DELIMITER.match(line):
+            tables += 1
+    return tables
 
 
 def too_many_tables(node: Any) -> bool:
     """True when a markdown component (or streamed text) holds more tables than Lark renders."""
     if isinstance(node, str):
-        in_code = False
-        tables = 0
-        for line in node.splitlines():
-            if line.lstrip().startswith(("```", "~~~")):
-                in_code = not in_code
-            elif not in_code and _DELIMITER.match(line):
-                tables += 1
-        return tables > MAX_TABLES
+        return md_tables(node) > MAX_TABLES
     if isinstance(node, dict):
         if node.get("tag") == "markdown" and too_many_tables(node.get("content") or ""):
             return True
@@ -81,10 +89,61 @@ def too_many_tables(node: Any) -> bool:
     return False
 
 
-def refuse_bad_card(card: Any) -> None:
-    """Lark's own answer to a card it cannot render (the fake checks the table limit)."""
-    if too_many_tables(card):
-        raise ApiError(230099, "Failed to create card content, ErrCode: 11310; table over limit")
+def _components(node: Any, out: list[dict[str, Any]]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _components(item, out)
+    elif isinstance(node, dict):
+        if isinstance(node.get("tag"), str) and node["tag"] not in _PARTS:
+            out.append(node)
+        for value in node.values():
+            _components(value, out)
+
+
+@dataclass
+class CardRules:
+    """What the fake Lark refuses in a card, card-wide (tests make these stricter).
+
+    `max_tables`: markdown tables plus `table` components in the whole card (real Lark refused
+    six small markdown tables with 230099 / ErrCode 11310); `max_elements`: components in the
+    body; `max_bytes`: the card JSON as sent; `refuse_all`: no card JSON is accepted at all.
+    """
+
+    max_tables: int = 5
+    max_elements: int = 200
+    max_bytes: int = 30 * 1024
+    refuse_all: bool = False
+
+    def check(self, card: Any, size: int = 0) -> None:
+        """Raise the ApiError real Lark would answer for this card, if any rule is broken."""
+        if too_many_tables(card):
+            raise ApiError(
+                230099, BUILD_FAILED.format(sub=11310, why="table over limit", what="markdown")
+            )
+        body = card.get("body") if isinstance(card, dict) else None
+        found: list[dict[str, Any]] = []
+        _components(body, found)
+        tables = sum(
+            1 if c["tag"] == "table" else md_tables(str(c.get("content") or ""))
+            for c in found
+            if c["tag"] in ("table", "markdown")
+        )
+        if tables > self.max_tables:
+            why = "card table number over limit"
+            raise ApiError(230099, BUILD_FAILED.format(sub=11310, why=why, what="table"))
+        if len(found) > self.max_elements:
+            why = "element exceeds the limit"
+            raise ApiError(230099, BUILD_FAILED.format(sub=11310, why=why, what="elements"))
+        if size > self.max_bytes:
+            raise ApiError(230025, f"message content exceeds {self.max_bytes} bytes")
+        if self.refuse_all:
+            why = "card render failed"
+            raise ApiError(230099, BUILD_FAILED.format(sub=200621, why=why, what="card"))
+
+
+def refuse_bad_card(card: Any, rules: CardRules | None = None, size: int = 0) -> None:
+    """Lark's own answer to a card it cannot render (`rules`: the default ones when None)."""
+    (rules or CardRules()).check(card, size)
 
 
 def _collect_elements(node: Any, out: dict[str, str]) -> None:
@@ -101,7 +160,7 @@ def _collect_elements(node: Any, out: dict[str, str]) -> None:
             _collect_elements(value, out)
 
 
-def _card_json(data: Any) -> dict[str, Any]:
+def _card_json(data: Any, rules: CardRules) -> dict[str, Any]:
     if not isinstance(data, str):
         raise ApiError(99992402, "data must be a card JSON string")
     try:
@@ -110,7 +169,12 @@ def _card_json(data: Any) -> dict[str, Any]:
         raise ApiError(200621, "card JSON is invalid") from err
     if not isinstance(card, dict) or card.get("schema") != "2.0":
         raise ApiError(200621, "CardKit needs card JSON 2.0 (schema 2.0)")
-    refuse_bad_card(card)
+    try:
+        rules.check(card, len(data.encode("utf-8")))
+    except ApiError as err:
+        if err.code == 230025:
+            raise ApiError(200860, "card size exceeds the 30 KB limit") from None
+        raise
     return card
 
 
@@ -118,6 +182,7 @@ class CardKit:
     """All card entities of one FakeLark."""
 
     def __init__(self) -> None:
+        self.rules = CardRules()  # FakeLark.card_rules: shared with the message routes
         self.cards: dict[str, FakeCard] = {}
         self.op_uuids: set[tuple[str, str]] = set()  # (card_id, uuid) of operations done
         self.dedup_hits = 0
@@ -149,7 +214,7 @@ class CardKit:
             raise ApiError(99992402, "type must be card_json")
         card_id = f"ck_fake_{len(self.cards) + 1}"
         entity = FakeCard(card_id, {})
-        entity.load(_card_json(body.get("data")))
+        entity.load(_card_json(body.get("data"), self.rules))
         self.cards[card_id] = entity
         return card_id
 
@@ -165,8 +230,8 @@ class CardKit:
             raise ApiError(300302, f"element {element_id} not found")
         if not card.streaming_mode:
             raise ApiError(300309, "streaming mode is closed")
-        if too_many_tables(text):
-            raise ApiError(230099, "ErrCode: 11310; table over limit")
+        element = {"tag": "markdown", "content": text}  # the card with this text, as Lark sees it
+        self.rules.check({"schema": "2.0", "body": {"elements": [element]}})
         card.check_sequence("content", body.get("sequence"))
         card.elements[element_id] = text
         card.element_history.setdefault(element_id, []).append(text)
@@ -199,7 +264,7 @@ class CardKit:
         spec = body.get("card")
         if not isinstance(spec, dict) or spec.get("type") != "card_json":
             raise ApiError(99992402, "card.type must be card_json")
-        new = _card_json(spec.get("data"))
+        new = _card_json(spec.get("data"), self.rules)
         card.check_sequence("update", body.get("sequence"))
         card.load(new)
         self._done(card_id, body)

@@ -47,7 +47,7 @@ def _body(request: web.Request) -> dict[str, Any]:
     return body
 
 
-def _content(msg_type: Any, content: Any) -> dict[str, Any]:
+def _content(msg_type: Any, content: Any, fake: FakeLark) -> dict[str, Any]:
     if msg_type not in MSG_TYPES:
         raise ApiError(230001, f"invalid msg_type {msg_type!r}")
     if not isinstance(content, str):
@@ -61,8 +61,8 @@ def _content(msg_type: Any, content: Any) -> dict[str, Any]:
     limit = TEXT_LIMIT if msg_type == "text" else CARD_LIMIT
     if len(content.encode("utf-8")) > limit:
         raise ApiError(230025, f"message content exceeds {limit} bytes")
-    if msg_type == "interactive":
-        refuse_bad_card(parsed)
+    if msg_type == "interactive" and parsed.get("schema") == "2.0":
+        refuse_bad_card(parsed, fake.card_rules, len(content.encode("utf-8")))
     return parsed
 
 
@@ -73,7 +73,7 @@ def _create(fake: FakeLark, body: dict[str, Any], **where: Any) -> dict[str, Any
         fake.dedup_hits += 1
         return fake.messages[fake.uuids[uuid]]
     msg_type = body.get("msg_type")
-    parsed = _content(msg_type, body.get("content"))
+    parsed = _content(msg_type, body.get("content"), fake)
     message_id = fake.next_id("om")
     if msg_type == "interactive" and parsed.get("type") == "card":
         fake.cardkit.attach(parsed, message_id)
@@ -160,7 +160,7 @@ def add_routes(app: web.Application, fake: FakeLark) -> None:
         if message is None or message["msg_type"] != "interactive":
             raise ApiError(230001, "only interactive messages the bot sent can be patched")
         content = _body(request).get("content")
-        parsed = _content("interactive", content)
+        parsed = _content("interactive", content, fake)
         message["body"] = {"content": content}
         fake.patches.append({"message_id": message_id, "content": content, "body": parsed})
         return ok({})

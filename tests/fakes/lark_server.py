@@ -33,6 +33,12 @@ answer HTTP 400, code 230020, with `x-ogw-ratelimit-reset` (fractional seconds h
 refusal is recorded in `rate_limited`, and a send to that chat before the reset is over counts
 in `retried_early`. `chat_limit = 0` turns it off (benchmarks do).
 
+Cards are refused like Lark refuses them (`fake.card_rules`, a `CardRules`, shared with CardKit):
+more than 4 tables in one markdown component or `max_tables` (5) in the whole card, more than
+`max_elements` (200) components → 230099 with "ErrCode: 11310" in `msg`; past `max_bytes`
+(30 KB) → 230025 (CardKit: 200860); `refuse_all` refuses every card JSON. Tests make them
+stricter to see what the bot does when Lark's undocumented limits bite.
+
 Controls: `fail_next(route, status=500, code=None, times=1, headers=None, msg=...)` (429 → code
 99991400 by default; faults are answered before the auth check), `set_latency(seconds, route=None)`,
 `answer_late(route, seconds, times=1)` (do the call now, answer it `seconds` later),
@@ -65,7 +71,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.lark_cardkit import ApiError, CardKit
+from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
 
@@ -173,6 +179,15 @@ class FakeLark:
         await self.close()
 
     # ---- test controls ---------------------------------------------------------------------
+    @property
+    def card_rules(self) -> CardRules:
+        """What cards are refused (card-wide tables, elements, bytes); shared with CardKit."""
+        return self.cardkit.rules
+
+    @card_rules.setter
+    def card_rules(self, rules: CardRules) -> None:
+        self.cardkit.rules = rules
+
     def fail_next(
         self,
         route: str,
