@@ -21,9 +21,9 @@ from cards import lark_cards, parse_card, validate_lark_card
 from cards.lark_fallback import card_text, plain_card, plain_cards
 from cards.lark_limits import count_card_tables
 from larkbot.config import LarkConfig
-from larkbot.errors import LarkAPIError
 from larkbot.events import FinalAnswer, TextDelta, ToolFinished, ToolStarted
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.final_card import FinalCardView
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.streaming import StreamingCardView

@@ -17,7 +17,7 @@ from typing import Any
 
 from cards.lark_check import InvalidCard, is_card_json
 from cards.lark_fallback import card_text, plain_cards
-from larkbot.errors import LarkAPIError
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.render import TEXT_LIMIT, split_answer, text_content
 from larkbot.logs import get_logger
 
