@@ -1,4 +1,4 @@
-"""/chat's AG-UI details over real HTTP: client ids kept to the web, refused calls' arguments, usage."""
+"""/chat over real HTTP: client ids kept to the web, refused calls' arguments, token usage."""
 
 from __future__ import annotations
 
