@@ -182,8 +182,11 @@ async def test_bad_chat_bodies_are_4xx(home: Path, fake_llm: FakeLLM) -> None:
             (b'{"message": "hi", "session_id": "has space"}', 400),
             (b'{"message": "hi", "session_id": "' + b"x" * 129 + b'"}', 400),
             (b'{"threadId": "t", "runId": "r", "messages": []}', 400),  # no user message
-            (b'{"threadId": "t", "runId": "r/1", "messages": [{"id": "m", "role": "user", '
-             b'"content": "hi"}]}', 400),
+            (
+                b'{"threadId": "t", "runId": "r/1", "messages": [{"id": "m", "role": "user", '
+                b'"content": "hi"}]}',
+                400,
+            ),
             (b'{"threadId": "t", "messages": [{"id": "m", "role": "user", "content": "hi"}]}', 400),
             (b'{"message": "' + b"x" * 40_000 + b'"}', 413),
         ]:
