@@ -54,3 +54,34 @@ async def test_run_finished_carries_the_turns_token_usage(home: Path, fake_llm: 
     (usage,) = events[-1]["usage"]
     assert (usage["inputTokens"], usage["outputTokens"], usage["totalTokens"]) == (40, 12, 52)
     assert usage["model"]
+
+
+async def test_run_agent_input_takes_its_last_user_message_and_run_id(
+    home: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.reply_text("answer")
+    body = {
+        "threadId": "thread-1",
+        "runId": "run-a",
+        "state": {"x": 1},
+        "messages": [
+            {"id": "1", "role": "user", "content": "old question"},
+            {"id": "2", "role": "assistant", "content": "old answer"},
+            {"id": "3", "role": "user", "content": [{"type": "text", "text": "new question"}]},
+        ],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+    async with Served(web_settings(home, fake_llm.base_url)) as s:
+        assert s.http is not None
+        async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as r:
+            events = [e async for _, e in sse_events(r)]
+        assert [(e["threadId"], e["runId"]) for e in (events[0], events[-1])] == [
+            ("thread-1", "run-a")
+        ] * 2
+        async with s.http.post(s.url("/chat"), json=body, headers=AUTH) as r:
+            assert r.status == 409  # a run id names one run
+        async with s.http.get(s.url("/api/sessions/thread-1"), headers=AUTH) as r:
+            stored = (await r.json())["messages"]
+    assert [m["content"] for m in stored] == ["new question", "answer"]  # the server's history
