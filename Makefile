@@ -31,7 +31,8 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 
 # Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
 # cross-replica journal and leader lock, PostgreSQL for the replica stores, Chromium (with CJK
-# fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use (xwd, from
+# fonts) for the browser tools and the web page, node/npm for the npm packages tests use (the
+# AG-UI client, A2UI's schemas), Xvfb/xdotool/xclip for computer_use (xwd, from
 # x11-apps, is its benchmark's screenshot baseline); rg comes
 # from PyPI's ripgrep wheel. Missing ones are installed with apt when root, else named here.
 $(SYS_STAMP): | $(BIN)/python
@@ -40,6 +41,7 @@ $(SYS_STAMP): | $(BIN)/python
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-noto-cjk"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	for t in Xvfb:xvfb xdotool:xdotool xclip:xclip xwd:x11-apps; do \
 	  command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
@@ -89,11 +91,16 @@ installed: $(INSTALLED_STAMP)
 	$(INSTALLED)/bin/pip install -q --no-deps --force-reinstall build/wheel/larkbot-*.whl
 	$(INSTALLED)/bin/pip check -q
 
+# tests/package.json: the official AG-UI client and A2UI's JSON Schemas the tests check against.
+NPM_STAMP := tests/node_modules/.installed
+$(NPM_STAMP): tests/package-lock.json | $(SYS_STAMP)
+	cd tests && npm ci --silent --no-audit --no-fund --ignore-scripts && touch node_modules/.installed
+
 # pytest gets a throwaway PostgreSQL cluster (tests/pg_cluster.sh), removed however it ends.
 # One worker per core (at most 4), a test file per worker: 3 m 38 s instead of 5 m 49 s
 # serially on 2 idle cores; every fixture starts its own servers on free ports, so they share.
 # The installed product's virtualenv is built (mostly downloads) while lint and mypy (CPU) run.
-test: $(DEV_STAMP) $(SYS_STAMP)
+test: $(DEV_STAMP) $(SYS_STAMP) $(NPM_STAMP)
 	@mkdir -p build; $(MAKE) -s installed > build/installed.log 2>&1 & inst=$$!; \
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy larkbot tools cards; rc=$$?; \
 	wait $$inst || { cat build/installed.log; echo "building the installed product failed"; exit 1; }; \

@@ -1,4 +1,4 @@
-"""Structured cards: one card spec, rendered as Lark card JSON 2.0 or A2UI v0.9.1; pure functions.
+"""Structured cards: one card spec, rendered as Lark card JSON 2.0 or A2UI v0.9; pure functions.
 
 ToolResult.ui shapes (what `ui_card` returns and channels deliver):
 - web / cli: {"a2ui": {"surfaceId": str, "messages": [createSurface, updateComponents]}}

@@ -1,94 +1,42 @@
-"""Our A2UI v0.9 catalog: the basic catalog, a `Timeline` component, a `rankBadge` Text variant.
+"""A2UI v0.9 as published: the version string the spec's JSON Schema takes, the basic catalog.
 
-The JSON shapes are plain data here; `strict_catalog()` builds the same catalog for a2ui-core's
-strict validator when that package is installed (it is optional at runtime).
+Cards use only the basic catalog, so any A2UI v0.9 renderer draws them with nothing of ours;
+`strict_errors()` runs a2ui-core's STRICT validator over it when that package is installed (it
+is optional at runtime).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-A2UI_VERSION = "v0.9.1"
+A2UI_VERSION = "v0.9"  # server_to_client.json: `"version": {"const": "v0.9"}`
 BASIC_CATALOG_ID = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
-CATALOG_ID = "https://larkbot.dev/a2ui/v0_9/catalogs/larkbot/catalog.json"
-CATALOG_IDS = frozenset({BASIC_CATALOG_ID, CATALOG_ID})
+CATALOG_ID = BASIC_CATALOG_ID  # the catalog larkbot's cards name
 ENVELOPE_KEYS = ("createSurface", "updateComponents", "updateDataModel", "deleteSurface")
-TEXT_VARIANTS = ("h1", "h2", "h3", "h4", "h5", "caption", "body", "rankBadge")
-_BASIC = "Text Image Icon Video AudioPlayer Row Column List Card Tabs Modal Divider Button"
-BASIC_COMPONENTS = frozenset(
-    f"{_BASIC} TextField CheckBox ChoicePicker Slider DateTimeInput".split()
-)
-COMPONENTS = BASIC_COMPONENTS | {"Timeline"}
 
 
 @lru_cache(maxsize=1)
 def strict_catalog() -> Any | None:
-    """The extended catalog as an a2ui-core Catalog, or None when a2ui-core is not installed."""
+    """The basic catalog as an a2ui-core Catalog, or None when a2ui-core is not installed."""
     try:
-        from a2ui.core.basic_catalog.v0_9 import Theme, create_basic_catalog_functions
-        from a2ui.core.basic_catalog.v0_9 import components as basic
-        from a2ui.core.catalog import Catalog, ModelComponentApi
-        from a2ui.core.schema.v0_9.common_types import DynamicString, StrictBaseModel
-        from pydantic import Field
+        from a2ui.core.basic_catalog import BasicCatalog
     except ImportError:
         return None
-
-    class RankText(basic.CatalogComponentCommon):
-        """Text with the extra `rankBadge` variant (a round rank number)."""
-
-        component: Literal["Text"] = "Text"
-        text: DynamicString
-        variant: Literal["h1", "h2", "h3", "h4", "h5", "caption", "body", "rankBadge"] | None = None
-
-    class TimelineItem(StrictBaseModel):
-        """One event of a Timeline."""
-
-        time: DynamicString
-        title: DynamicString
-        description: DynamicString | None = None
-
-    class Timeline(basic.CatalogComponentCommon):
-        """A vertical timeline of events."""
-
-        component: Literal["Timeline"] = "Timeline"
-        items: list[TimelineItem] = Field(..., min_length=1)
-
-    components = [
-        ModelComponentApi(RankText) if api.name == "Text" else api for api in basic.BASIC_COMPONENTS
-    ]
-    components.append(ModelComponentApi(Timeline))
-    return Catalog(
-        catalog_id=CATALOG_ID,
-        protocol_version="v0.9",
-        components=components,
-        functions=create_basic_catalog_functions(),
-        theme_model=Theme,
-    )
-
-
-@lru_cache(maxsize=1)
-def _catalogs() -> tuple[Any, ...]:
-    """Ours and the plain basic catalog (hand-written A2UI may name either), built once."""
-    ours = strict_catalog()
-    if ours is None:
-        return ()
-    from a2ui.core.basic_catalog import BasicCatalog
-
-    return (ours, BasicCatalog("v0.9"))
+    return BasicCatalog("v0.9")
 
 
 def strict_errors(messages: list[dict[str, Any]]) -> list[str]:
     """a2ui-core's STRICT_VALIDATION verdict on the messages ([] when valid or not installed)."""
-    catalogs = _catalogs()
-    if not catalogs:
+    catalog = strict_catalog()
+    if catalog is None:
         return []
     from a2ui.core.exceptions import A2uiError
     from a2ui.core.processing.message_processor import MessageProcessor, MessageProcessorOptions
     from a2ui.core.validation import STRICT_VALIDATION
 
     processor = MessageProcessor(
-        catalogs=list(catalogs),
+        catalogs=[catalog],
         options=MessageProcessorOptions(validation_config=STRICT_VALIDATION),
     )
     try:

@@ -1,5 +1,5 @@
 """Terminal rendering of A2UI for `larkbot chat`: the tree rebuilt from the adjacency list, Cards as
-panel-like boxes, tables aligned, timelines as bullets. Pure; never raises on odd input."""
+panel-like boxes, tables aligned. Pure; never raises on odd input."""
 
 from __future__ import annotations
 
@@ -83,8 +83,6 @@ class _Surface:
             return _box(kids[0] if kids else [])
         if kind == "Divider":
             return [_HR]
-        if kind == "Timeline":
-            return self._timeline(comp)
         if kind == "Button":
             label = " ".join(line.strip() for k in kids for line in k)
             return [f"[ {label or 'button'} ]"]
@@ -98,8 +96,6 @@ class _Surface:
     def _text(self, comp: dict[str, Any]) -> list[str]:
         text = self.text(comp.get("text"))
         variant = comp.get("variant")
-        if variant == "rankBadge":
-            return [f"({text})"]
         lines = text.split("\n") if text else [""]
         if variant == "h1":
             lines.append("═" * max(display_width(line) for line in lines))
@@ -132,20 +128,6 @@ class _Surface:
             return None
         widths = [max(display_width(r[j]) for r in real) for j in range(len(real[0]))]
         return [_HR if r is None else " │ ".join(map(_pad, r, widths)).rstrip() for r in rows]
-
-    def _timeline(self, comp: dict[str, Any]) -> list[str]:
-        items = [i for i in comp.get("items") or [] if isinstance(i, dict)]
-        lines: list[str] = []
-        for n, item in enumerate(items):
-            last = n == len(items) - 1
-            lines.append(
-                f"● {self.text(item.get('time'))}  {self.text(item.get('title'))}".rstrip()
-            )
-            desc = self.text(item.get("description"))
-            lines += [f"{' ' if last else '│'}   {d}" for d in desc.split("\n") if desc]
-            if not last:
-                lines.append("│")
-        return lines
 
     def _leaf(self, comp: dict[str, Any], kids: list[list[str]]) -> list[str]:
         kind = comp.get("component")

@@ -2,7 +2,7 @@
 
 Exactly one envelope key per message; a `root` component; every reference resolves; every
 component reachable from root (orphans are named); literal `\\n` turned into real newlines.
-Then a2ui-core's STRICT validator (when installed) checks components against our catalog.
+Then a2ui-core's STRICT validator (when installed) checks components against the basic catalog.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def tree_errors(surface: str, comps: list[dict[str, Any]]) -> list[str]:
 
 
 def _add_missing_surfaces(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Prepend createSurface (our catalog) for surfaces updated but never created."""
+    """Prepend createSurface (the basic catalog) for surfaces updated but never created."""
     created = {m["createSurface"].get("surfaceId") for m in messages if "createSurface" in m}
     missing: list[str] = []
     for msg in messages:
@@ -121,17 +121,23 @@ def _add_missing_surfaces(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     return creates + messages
 
 
+def _without_version(message: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in message.items() if k != "version"}
+
+
 def validate_messages(messages: Any) -> tuple[list[dict[str, Any]], list[str]]:
     """(fixed messages, errors); [] errors = valid.
 
-    Fixes: real newlines, a missing "version", a missing createSurface.
+    Fixes: real newlines, the "version" (missing, or a draft's such as "v0.9.1"), a missing
+    createSurface.
     """
     if not isinstance(messages, list) or not messages:
         return [], ["messages must be a non-empty list of A2UI messages"]
     errors = _envelope_errors(messages)
     if errors:
         return [], errors
-    fixed = _add_missing_surfaces([fix_newlines({"version": A2UI_VERSION, **m}) for m in messages])
+    versioned = [{"version": A2UI_VERSION, **_without_version(m)} for m in messages]
+    fixed = _add_missing_surfaces([fix_newlines(m) for m in versioned])
     surfaces = _surface_components(fixed)
     if not surfaces:
         errors.append("no updateComponents message: nothing to show")

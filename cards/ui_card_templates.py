@@ -1,8 +1,8 @@
-"""The four card kinds as A2UI v0.9.1 envelopes (createSurface + updateComponents), for web and CLI.
+"""The four card kinds as A2UI v0.9 envelopes (createSurface + updateComponents), for web and CLI.
 
-Basic catalog components plus our `Timeline` and the `rankBadge` Text variant; the templates fix
-what hand-written A2UI gets wrong: every component reachable from `root`, real newlines, rank
-numbers as badges (not Cards), dividers between table rows.
+Basic catalog components only, so any A2UI v0.9 renderer draws them; the templates fix what
+hand-written A2UI gets wrong: every component reachable from `root`, real newlines, rank
+numbers as plain headings (not Cards), dividers between table rows.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _compare(spec: CompareCard, shown: int) -> tuple[list[str], list[Component]]
 
 
 def _rank(spec: RankCard, shown: int) -> tuple[list[str], list[Component]]:
-    """A list of rows: rank badge, name (with its note), value."""
+    """A list of rows: rank number, name (with its note), value."""
     comps: list[Component] = []
     items = []
     for i, item in enumerate(spec.items[:shown]):
@@ -69,7 +69,7 @@ def _rank(spec: RankCard, shown: int) -> tuple[list[str], list[Component]]:
         row = [f"badge_{i}", f"main_{i}"] + ([f"value_{i}"] if item.value else [])
         items.append(f"item_{i}")
         comps.append({"id": f"item_{i}", "component": "Row", "children": row, "align": "center"})
-        comps.append(_text(f"badge_{i}", str(i + 1), "rankBadge"))
+        comps.append(_text(f"badge_{i}", f"{i + 1}.", "h4"))
         comps.append({"id": f"main_{i}", "component": "Column", "children": main, "weight": 1})
         comps.append(_text(f"name_{i}", f"**{item.name}**"))
         if item.note:
@@ -111,14 +111,24 @@ def _stats(spec: StatsCard, shown: int) -> tuple[list[str], list[Component]]:
 
 
 def _timeline(spec: TimelineCard, shown: int) -> tuple[list[str], list[Component]]:
-    """One Timeline extension component."""
+    """A list of rows: the time, then the title with its detail under it."""
+    comps: list[Component] = []
     items = []
-    for event in spec.events[:shown]:
-        item = {"time": event.time, "title": event.title}
+    for i, event in enumerate(spec.events[:shown]):
+        main = [f"event_title_{i}"] + ([f"event_detail_{i}"] if event.detail else [])
+        items.append(f"event_{i}")
+        comps.append(
+            {"id": f"event_{i}", "component": "Row", "children": [f"time_{i}", f"event_main_{i}"]}
+        )
+        comps.append(_text(f"time_{i}", event.time, "h5"))
+        comps.append(
+            {"id": f"event_main_{i}", "component": "Column", "children": main, "weight": 1}
+        )
+        comps.append(_text(f"event_title_{i}", f"**{event.title}**"))
         if event.detail:
-            item["description"] = event.detail
-        items.append(item)
-    return ["timeline"], [{"id": "timeline", "component": "Timeline", "items": items}]
+            comps.append(_text(f"event_detail_{i}", event.detail, "caption"))
+    comps.append({"id": "timeline", "component": "List", "children": items})
+    return ["timeline"], comps
 
 
 def components(spec: CardSpec) -> list[Component]:

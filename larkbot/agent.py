@@ -21,6 +21,7 @@ from larkbot.events import (
     FinalAnswer,
     TextDelta,
     ThinkingDelta,
+    TokenCount,
     UiPayload,
 )
 from larkbot.find_tools import FindToolsTool
@@ -250,7 +251,7 @@ class Agent:
                         )
                     )
                     await self._save(session_id, unsaved)
-                    yield FinalAnswer(completion.text, ui)
+                    yield FinalAnswer(completion.text, ui, _tokens(answered_by, used))
                     return
                 results: dict[str, ToolResult] = {}
                 async for event in run_calls(
@@ -277,7 +278,7 @@ class Agent:
             unsaved.append({"role": "assistant", "content": note})
             await self._save(session_id, unsaved)
             yield TextDelta(note)
-            yield FinalAnswer("\n\n".join([*texts, note]), ui)
+            yield FinalAnswer("\n\n".join([*texts, note]), ui, _tokens(answered_by, used))
         finally:
             if unsaved:  # a failed or cancelled turn keeps its message and finished tool rounds
                 await self._save(session_id, unsaved)
@@ -365,3 +366,8 @@ def _max_steps_note(steps: int, user_input: str) -> str:
         f"(Stopped after {steps} steps, the limit set by agent.max_steps; the task may be "
         "unfinished. Say 'continue' to go on.)"
     )
+
+
+def _tokens(model: str, used: Usage) -> TokenCount:
+    """The turn's token counts as the FinalAnswer carries them."""
+    return TokenCount(model, used.prompt, used.completion, used.reasoning, used.cached)

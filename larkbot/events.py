@@ -33,6 +33,7 @@ class ToolFinished:
     content: str
     is_error: bool
     elapsed: float
+    arguments: dict[str, Any] | None = None  # set for a call refused before it started
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,23 @@ class ThinkingDelta:
 
 
 @dataclass(frozen=True)
+class TokenCount:
+    """Tokens a turn's model calls used (reasoning is part of completion, cached of prompt)."""
+
+    model: str
+    prompt: int = 0
+    completion: int = 0
+    reasoning: int = 0
+    cached: int = 0
+
+
+@dataclass(frozen=True)
 class FinalAnswer:
     """The turn's final answer text."""
 
     text: str
     ui: list[dict[str, Any]] = field(default_factory=list)
+    usage: TokenCount | None = None  # None where no model was asked (a command's answer)
 
 
 @dataclass(frozen=True)

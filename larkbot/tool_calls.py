@@ -60,6 +60,7 @@ async def _checked(
     cap: int,
     results: dict[str, ToolResult],
     approved: list[tuple[ToolCall, BaseTool]],
+    scrubber: SecretScrubber | None,
 ) -> AsyncIterator[AgentEvent]:
     """Ask the policy about each call in order (consent questions come one at a time)."""
     for index, call in enumerate(calls):
@@ -76,7 +77,8 @@ async def _checked(
         if verdict.tool is None:
             error = error_result(verdict.refusal or "refused")
             results[call.id] = error
-            yield ToolFinished(call.id, call.name, error.content, True, 0.0)
+            shown = scrubbed_arguments(scrubber, call.arguments)
+            yield ToolFinished(call.id, call.name, error.content, True, 0.0, shown)
         else:
             approved.append((call, verdict.tool))
 
@@ -93,7 +95,7 @@ async def run_calls(
 ) -> AsyncIterator[AgentEvent]:
     """Check the calls, run the approved ones concurrently; every result lands in `results`."""
     approved: list[tuple[ToolCall, BaseTool]] = []
-    async for event in _checked(gate, calls, ctx, cap, results, approved):
+    async for event in _checked(gate, calls, ctx, cap, results, approved, scrubber):
         yield event
     if not approved:
         return

@@ -12,13 +12,13 @@ from cards.a2ui_validate import validate_messages
 from cards.ui_card_templates import a2ui_messages
 from tests.cards_samples import SAMPLES, golden
 
-CREATE = {"version": "v0.9.1", "createSurface": {"surfaceId": "s", "catalogId": CATALOG_ID}}
+CREATE = {"version": "v0.9", "createSurface": {"surfaceId": "s", "catalogId": CATALOG_ID}}
 
 
 def update(*components: dict[str, Any]) -> dict[str, Any]:
     """An updateComponents message for surface "s"."""
     return {
-        "version": "v0.9.1",
+        "version": "v0.9",
         "updateComponents": {"surfaceId": "s", "components": list(components)},
     }
 
@@ -37,7 +37,7 @@ def test_a2ui_golden(kind: str) -> None:
         "createSurface",
         "updateComponents",
     ]
-    assert all(m["version"] == "v0.9.1" for m in messages)
+    assert all(m["version"] == "v0.9" for m in messages)
 
 
 def test_a2ui_core_is_installed_for_the_strict_check() -> None:
@@ -63,18 +63,17 @@ def test_big_templates_pass_strict_and_are_cut() -> None:
         assert any(more in str(c.get("text")) for c in comps)
 
 
-def test_rank_uses_badges_not_cards_and_timeline_extension() -> None:
+def test_rank_and_timeline_use_the_basic_catalog_only() -> None:
     comps = a2ui_messages(parse_card(SAMPLES["rank"]))[1]["updateComponents"]["components"]
-    badges = [c for c in comps if c.get("variant") == "rankBadge"]
-    assert [b["text"] for b in badges] == ["1", "2", "3", "4"]
+    badges = [c for c in comps if c["id"].startswith("badge_")]
+    assert [(b["text"], b["variant"]) for b in badges] == [(f"{n}.", "h4") for n in range(1, 5)]
     assert [c["component"] for c in comps].count("Card") == 1  # only the root
     timeline = a2ui_messages(parse_card(SAMPLES["timeline"]))[1]["updateComponents"]["components"]
-    tl = next(c for c in timeline if c["component"] == "Timeline")
-    assert tl["items"][1] == {
-        "time": "06-10",
-        "title": "Beta",
-        "description": "Invite-only\n200 testers",
-    }
+    by_id = {c["id"]: c for c in timeline}
+    assert by_id["timeline"]["children"] == ["event_0", "event_1", "event_2"]
+    assert by_id["event_1"]["children"] == ["time_1", "event_main_1"]
+    assert by_id["event_detail_1"]["text"] == "Invite-only\n200 testers"
+    assert {c["component"] for c in timeline} <= {"Card", "Column", "List", "Row", "Text"}
 
 
 def test_missing_root_is_an_error() -> None:
@@ -102,16 +101,16 @@ def test_two_envelope_keys_in_one_message() -> None:
     assert "createSurface, updateComponents" in errors[0]
 
 
-def test_literal_newlines_are_fixed_and_version_added() -> None:
+def test_literal_newlines_are_fixed_and_the_version_set() -> None:
     fixed, errors = validate_messages(
         [
             {"createSurface": CREATE["createSurface"]},
-            {"updateComponents": update(text("root", "a\\nb"))["updateComponents"]},
+            {**update(text("root", "a\\nb")), "version": "v0.9.1"},  # a draft's version
         ]
     )
     assert errors == []
     assert fixed[1]["updateComponents"]["components"][0]["text"] == "a\nb"
-    assert all(m["version"] == "v0.9.1" for m in fixed)
+    assert all(m["version"] == "v0.9" for m in fixed)
 
 
 def test_missing_create_surface_is_added() -> None:

@@ -36,13 +36,13 @@ def test_box_lines_have_equal_display_width(kind: str) -> None:
     assert lines[0].startswith("╭") and lines[-1].startswith("╰")
 
 
-def test_rank_badges_timeline_and_stats() -> None:
+def test_rank_timeline_and_stats() -> None:
     rank = render_text(a2ui_payload(parse_card(SAMPLES["rank"])))
-    assert "(1)  Django  80k ★" in rank
+    assert "│ 1.  Django  80k ★" in rank and "│ 4.  Litestar" in rank
     assert "**" not in rank
     timeline = render_text(a2ui_payload(parse_card(SAMPLES["timeline"])))
-    assert "● 06-10  Beta" in timeline and "│   Invite-only" in timeline
-    assert "│ │   200 testers" in timeline and "│ ● 06-20  GA" in timeline
+    assert "│ 06-10  Beta" in timeline and "│        Invite-only" in timeline
+    assert "│        200 testers" in timeline and "│ 06-20  GA" in timeline
     stats = render_text(a2ui_payload(parse_card(SAMPLES["stats"])))
     assert "12,480" in stats and "3.4 M CNY" in stats and "-1.1%" in stats
 

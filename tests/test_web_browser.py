@@ -95,17 +95,17 @@ async def test_chat_consent_and_a2ui_card_in_the_browser(home: Path, fake_llm: F
             await expect(surface.locator("a2ui-basic-row")).to_have_count(4)  # header + 3 rows
             await expect(surface.locator(".a2ui-divider")).to_have_count(3)
             await expect(surface).to_contain_text("华为 nova 12")
-            ranking = page.locator(
-                ".a2ui-surface", has_text="Python web frameworks"
-            )  # the rank badge and Timeline extensions
-            await expect(ranking.locator(".a2ui-text.rankBadge")).to_have_count(4)
-            first_badge = ranking.locator(".rankBadge").first
-            await expect(first_badge).to_have_css("border-radius", "999px")
-            box = await first_badge.bounding_box()  # "1" is a circle; longer text a pill
-            assert box is not None and abs(box["width"] - box["height"]) < 1, box
-            timeline = page.locator(".a2ui-surface larkbot-timeline li")
-            await expect(timeline).to_have_count(3)
-            await expect(timeline.nth(1)).to_contain_text("200 testers")
+            # rank and timeline: the basic catalog only (a List of Rows), as A2UI publishes it
+            ranking = page.locator(".a2ui-surface", has_text="Python web frameworks")
+            await expect(ranking.locator("h4.a2ui-text")).to_have_text(["1.", "2.", "3.", "4."])
+            await expect(ranking.locator("a2ui-basic-row")).to_have_count(4)
+            first = await ranking.locator("a2ui-basic-row").first.bounding_box()
+            number = await ranking.locator("h4.a2ui-text").first.bounding_box()
+            name = await ranking.locator("strong", has_text="Django").bounding_box()
+            assert first and number and name and number["x"] < name["x"], (number, name)
+            timeline = page.locator(".a2ui-surface", has_text="Release 2.0")
+            await expect(timeline.locator("a2ui-basic-row")).to_have_count(3)
+            await expect(timeline.locator("a2ui-basic-row").nth(1)).to_contain_text("200 testers")
             await expect(page.locator(".msg.assistant .body").last).to_have_text(
                 "Redmi is the cheapest.", timeout=TIMEOUT
             )
@@ -139,7 +139,7 @@ def evil_card() -> list[dict[str, object]]:
     components = [
         {"id": "root", "component": "Card", "child": "body"},
         {"id": "body", "component": "Column", "children": ["badge", "text"]},
-        {"id": "badge", "component": "Text", "text": BADGE, "variant": "rankBadge"},
+        {"id": "badge", "component": "Text", "text": BADGE, "variant": "h4"},
         {"id": "text", "component": "Text", "text": EVIL},
     ]
     return [
@@ -171,10 +171,7 @@ async def test_injected_html_renders_as_text(home: Path, fake_llm: FakeLLM) -> N
         await say(page, "and as a card")  # A2UI text goes through the same sanitizer
         card = page.locator(".a2ui-surface").first
         await expect(card).to_contain_text("<script>", timeout=TIMEOUT)
-        badge = card.locator(".rankBadge")
-        await expect(badge).to_have_text(BADGE)
-        box = await badge.bounding_box()  # a long badge is a pill, not a clipped circle
-        assert box is not None and box["width"] > 2 * box["height"], box
+        await expect(card.locator("h4.a2ui-text")).to_have_text(BADGE)  # a heading is text too
         assert await card.locator("script, img, b").count() == 0
         assert await card.locator("a").get_attribute("href") is None
         assert await page.evaluate("window.__pwned") is None

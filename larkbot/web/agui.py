@@ -2,7 +2,9 @@
 
 Text deltas open a TEXT_MESSAGE when none is open and any other event closes it, so the stream
 reads START, CONTENT…, END around each stretch of text. Tool calls become START/ARGS/END when
-they start and RESULT when they finish (a refused call, which never starts, gets all four).
+they start and RESULT when they finish (a refused call, which never starts, gets all four, its
+ARGS the arguments the model sent: `{}` when they were not a JSON object). A stopped turn ends
+with RUN_FINISHED and the cancelled outcome; a finished one carries the turn's token usage.
 ui_card's A2UI payload becomes CUSTOM `a2ui`; a Lark card payload is not sent on the web.
 Thinking (ThinkingDelta, only where `llm.show_thinking` allows) opens a REASONING span the same
 way: REASONING_START, REASONING_MESSAGE_START, CONTENT…, then both ENDs before anything else.
@@ -26,11 +28,13 @@ from ag_ui.core import (
     ReasoningMessageStartEvent,
     ReasoningStartEvent,
     RunErrorEvent,
+    RunFinishedCancelledOutcome,
     RunFinishedEvent,
     RunStartedEvent,
     TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
+    TokenUsage,
     ToolCallArgsEvent,
     ToolCallEndEvent,
     ToolCallResultEvent,
@@ -44,6 +48,7 @@ from larkbot.events import (
     FinalAnswer,
     TextDelta,
     ThinkingDelta,
+    TokenCount,
     ToolFinished,
     ToolStarted,
     UiPayload,
@@ -60,6 +65,18 @@ def encode(event: BaseEvent) -> str:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def token_usage(count: TokenCount) -> TokenUsage:
+    """RUN_FINISHED's usage entry for the turn's model (zero breakdowns left out)."""
+    return TokenUsage(
+        model=count.model,
+        input_tokens=count.prompt,
+        output_tokens=count.completion,
+        total_tokens=count.prompt + count.completion,
+        reasoning_tokens=count.reasoning or None,
+        cached_input_tokens=count.cached or None,
+    )
 
 
 class RunTranslator:
@@ -109,6 +126,14 @@ class RunTranslator:
         """A CUSTOM event (after closing any open text)."""
         return [*self.close_text(), CustomEvent(name=name, value=value, timestamp=_now_ms())]
 
+    def cancelled(self) -> list[BaseEvent]:
+        """RUN_FINISHED with the cancelled outcome: the turn was stopped, it did not fail."""
+        outcome = RunFinishedCancelledOutcome()
+        finished = RunFinishedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, timestamp=_now_ms()
+        )
+        return [*self.close_text(), finished]
+
     def error(self, message: str, code: str = "error") -> list[BaseEvent]:
         """RUN_ERROR."""
         return [*self.close_text(), RunErrorEvent(message=message, code=code, timestamp=_now_ms())]
@@ -128,8 +153,8 @@ class RunTranslator:
             return [*self.close_text(), *self._call(event.call_id, event.name, event.arguments)]
         if isinstance(event, ToolFinished):
             out = self.close_text()
-            if event.call_id not in self.started:
-                out += self._call(event.call_id, event.name, None)
+            if event.call_id not in self.started:  # refused before it started
+                out += self._call(event.call_id, event.name, event.arguments or {})
             result = ToolCallResultEvent(
                 message_id=f"tool_{event.call_id}",
                 tool_call_id=event.call_id,
@@ -150,17 +175,18 @@ class RunTranslator:
             url = self.file_url(att) if self.file_url is not None else ""
             return self.custom("attachment", {**value, "caption": att.caption, "url": url})
         if isinstance(event, FinalAnswer):
+            usage = [token_usage(event.usage)] if event.usage else None
             finished = RunFinishedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, timestamp=_now_ms()
+                thread_id=self.thread_id, run_id=self.run_id, usage=usage, timestamp=_now_ms()
             )
             return [*self.close_text(), finished]
         if isinstance(event, ErrorEvent):
             return self.error(event.message)
         return []  # ConsentRequested: the consent provider sends the consent_request itself
 
-    def _call(self, call_id: str, name: str, arguments: dict[str, Any] | None) -> list[BaseEvent]:
+    def _call(self, call_id: str, name: str, arguments: dict[str, Any]) -> list[BaseEvent]:
         self.started.add(call_id)
-        args = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+        args = json.dumps(arguments, ensure_ascii=False)
         return [
             ToolCallStartEvent(tool_call_id=call_id, tool_call_name=name),
             ToolCallArgsEvent(tool_call_id=call_id, delta=args),

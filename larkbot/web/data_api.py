@@ -1,7 +1,8 @@
 """The page's data: web sessions (list, history, delete) and scheduled tasks with their runs.
 
 Only web sessions (`web:…`) and scheduled-task sessions (`schedule:…`) are reachable here;
-Lark chats' histories stay out of the browser.
+Lark chats' histories stay out of the browser. Any other id is a client's conversation id, kept
+as the web session chat_request.session_key names.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from aiohttp import web
 from larkbot.content_parts import text_of
 from larkbot.history_budget import for_display
 from larkbot.storage.sessions import Message
+from larkbot.web.chat_request import CLIENT_ID, session_key
 from larkbot.web.handlers import error, service
 from larkbot.web.service import WebService
 
@@ -73,7 +75,9 @@ async def list_sessions(request: web.Request) -> web.Response:
 
 def _session_id(request: web.Request) -> str | None:
     sid = request.match_info["session_id"]
-    return sid if sid.startswith(VISIBLE) else None
+    if sid.startswith(VISIBLE):
+        return sid
+    return session_key(sid) if CLIENT_ID.match(sid) else None
 
 
 async def get_session(request: web.Request) -> web.Response:

@@ -10,14 +10,14 @@ from typing import Any
 from aiohttp import web
 
 from larkbot.web.auth import COOKIE_NAME, COOKIE_SECONDS
+from larkbot.web.chat_request import BadChat, parse_chat
 from larkbot.web.consent_board import ANSWERS
-from larkbot.web.runs import EventsLost, TooManyRuns
-from larkbot.web.service import SESSION_ID, WebService, new_session_id
+from larkbot.web.runs import EventsLost, RunIdTaken, TooManyRuns
+from larkbot.web.service import WebService
 from larkbot.web.sse import parse_event_id, stream_run
 
 WEB_KEY = web.AppKey("larkbot_web", WebService)
 MAX_BODY = 256 * 1024
-MAX_MESSAGE_CHARS = 32_000
 
 
 def error(status: int, msg: str, **extra: Any) -> web.Response:
@@ -86,7 +86,10 @@ async def handle_logout(request: web.Request) -> web.Response:
 
 
 async def handle_chat(request: web.Request) -> web.StreamResponse:
-    """Start a turn (or resume one with Last-Event-ID) and stream its AG-UI events."""
+    """Start a turn (or resume one with Last-Event-ID) and stream its AG-UI events.
+
+    The body is larkbot's `{"message", "session_id"}` or AG-UI's RunAgentInput (chat_request.py).
+    """
     svc = service(request)
     if isinstance(svc, web.Response):
         return svc
@@ -104,19 +107,18 @@ async def handle_chat(request: web.Request) -> web.StreamResponse:
     body = await json_body(request)
     if isinstance(body, web.Response):
         return body
-    message, session_id = body.get("message"), body.get("session_id") or new_session_id()
-    if not isinstance(message, str) or not message.strip():
-        return error(400, "`message` must be a non-empty string")
-    if len(message) > MAX_MESSAGE_CHARS:
-        return error(413, f"`message` is over {MAX_MESSAGE_CHARS} characters")
-    if not isinstance(session_id, str) or not SESSION_ID.match(session_id):
-        return error(400, "`session_id` must look like web:<letters, digits, -_.>")
-    if svc.runs.by_session(session_id) is not None:
+    try:
+        chat = parse_chat(body)
+    except BadChat as err:
+        return error(err.status, str(err))
+    if svc.runs.by_session(chat.session_id) is not None:
         return error(409, "a turn is running in this session; wait for it or stop it")
     try:
-        run = svc.start_turn(session_id, message)
+        run = svc.start_turn(chat)
     except TooManyRuns as err:
         return error(429, str(err))
+    except RunIdTaken as err:
+        return error(409, str(err))
     return await stream_run(request, run, 0, svc.ping_seconds)
 
 

@@ -28,6 +28,10 @@ class TooManyRuns(Exception):
     """MAX_ACTIVE runs are going on already."""
 
 
+class RunIdTaken(Exception):
+    """A client named its run with the id of a run this replica still keeps."""
+
+
 class EventsLost(Exception):
     """The resume point is older than what the run's log still holds."""
 
@@ -100,13 +104,19 @@ class RunRegistry:
         return next((r for r in self.active() if r.session_id == session_id), None)
 
     def start(
-        self, session_id: str, body: Callable[[Run], Awaitable[None]], title: str = ""
+        self,
+        session_id: str,
+        body: Callable[[Run], Awaitable[None]],
+        title: str = "",
+        run_id: str | None = None,
     ) -> Run:
-        """Create a run and start `body(run)` as its task; the run finishes when it returns."""
+        """Create a run (named `run_id`, else a fresh id) and start `body(run)` as its task."""
         self._forget_old()
         if len(self.active()) >= self.max_active:
             raise TooManyRuns(f"{self.max_active} turns are running; try again shortly")
-        run = Run(run_id=f"run_{uuid.uuid4().hex[:16]}", session_id=session_id, title=title)
+        if run_id is not None and run_id in self._runs:
+            raise RunIdTaken(f"run id {run_id!r} is already used; send a new one")
+        run = Run(run_id or f"run_{uuid.uuid4().hex[:16]}", session_id=session_id, title=title)
 
         async def main() -> None:
             try:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from larkbot.context import RequestContext
@@ -12,6 +10,7 @@ from larkbot.logs import get_logger
 from larkbot.storage.signals import make_signal
 from larkbot.web.agui import RunTranslator, encode
 from larkbot.web.auth import LoginLimiter, WebAuth
+from larkbot.web.chat_request import ChatRequest
 from larkbot.web.consent import WebConsentProvider
 from larkbot.web.consent_board import ConsentBoard
 from larkbot.web.runs import Run, RunRegistry
@@ -22,13 +21,7 @@ if TYPE_CHECKING:
     from larkbot.app import App
 
 log = get_logger(__name__)
-SESSION_ID = re.compile(r"^web:[A-Za-z0-9_.-]{1,64}$")
 WEB_SENDER = "web"  # the web user is this bot's owner (a personal agent)
-
-
-def new_session_id() -> str:
-    """A fresh web session id."""
-    return f"web:{uuid.uuid4().hex[:16]}"
 
 
 def web_context(session_id: str) -> RequestContext:
@@ -73,17 +66,18 @@ class WebService:
         if self.board is not None:
             await self.board.close()
 
-    def start_turn(self, session_id: str, message: str) -> Run:
+    def start_turn(self, chat: ChatRequest) -> Run:
         """Start a turn as a run of its own; the caller streams its events."""
         agent = self.agent
         assert agent is not None
+        session_id, message = chat.session_id, chat.message
 
         async def body(run: Run) -> None:
             def file_url(att: Attachment) -> str:
                 run.attachments.append(att)
                 return f"/api/runs/{run.run_id}/files/{len(run.attachments) - 1}"
 
-            tr = RunTranslator(run.session_id, run.run_id, file_url)
+            tr = RunTranslator(chat.thread_id, run.run_id, file_url)
 
             def push(events: list[Any]) -> None:
                 for event in events:
@@ -94,11 +88,12 @@ class WebService:
             try:
                 async for event in agent.stream_chat(session_id, message, web_context(session_id)):
                     push(tr.translate(event))
-            except asyncio.CancelledError:
-                push(tr.error("The turn was stopped.", "cancelled"))
+            except asyncio.CancelledError:  # stopped (or the server drains): not a failure
+                push(tr.cancelled())
                 raise
             except Exception as err:  # stream_chat reports its own failures; this is a bug
                 log.error("web_turn_failed", exc_info=True)
                 push(tr.error(f"Something went wrong in larkbot ({type(err).__name__})."))
 
-        return self.runs.start(session_id, body, " ".join(message.split())[:80])
+        title = " ".join(message.split())[:80]
+        return self.runs.start(session_id, body, title, chat.run_id)

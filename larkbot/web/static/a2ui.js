@@ -1,14 +1,12 @@
 // ui_card's A2UI on the page, drawn by the official A2UI Lit renderer (static/vendor/a2ui-lit.js,
-// built by `make web-vendor`) with larkbot's catalog: the basic catalog plus the Timeline
-// extension and the rankBadge Text variant. Text goes through the sanitizing markdown renderer.
+// built by `make web-vendor`) with the basic catalog, as A2UI v0.9 publishes it. Its Text is
+// larkbot's own element so text goes through the sanitizing markdown renderer.
 import {
-  A2uiSurface, BasicCatalogA2uiLitElement, Catalog, CommonSchemas, MessageProcessor, TextApi,
-  basicCatalog, html, markdown, nothing, z,
+  A2uiSurface, BasicCatalogA2uiLitElement, Catalog, MessageProcessor, TextApi, basicCatalog, html,
+  markdown, nothing,
 } from "./vendor/a2ui-lit.js";
 import { renderMarkdownHtml } from "./markdown.js";
 
-export const CATALOG_ID = "https://larkbot.dev/a2ui/v0_9/catalogs/larkbot/catalog.json";
-const VARIANTS = ["h1", "h2", "h3", "h4", "h5", "caption", "body", "rankBadge"];
 const HEADING = {
   h1: (cls, text) => html`<h1 class=${cls}>${text}</h1>`,
   h2: (cls, text) => html`<h2 class=${cls}>${text}</h2>`,
@@ -17,7 +15,6 @@ const HEADING = {
   h5: (cls, text) => html`<h5 class=${cls}>${text}</h5>`,
 };
 const HEADINGS = new Set(Object.keys(HEADING));
-const RankTextApi = { ...TextApi, schema: TextApi.schema.extend({ variant: z.enum(VARIANTS).optional() }) };
 
 function setWeight(host, weight) {
   // through CSSOM: the page's CSP forbids style attributes, which Lit's `style=` would set
@@ -25,9 +22,9 @@ function setWeight(host, weight) {
   if (inner) inner.style.flex = typeof weight === "number" ? `${weight} 1 0` : "";
 }
 
-// Text of both catalogs: headings and captions as text, the rest as sanitized markdown.
+// The basic catalog's Text: headings and captions as text, the rest as sanitized markdown.
 class LarkbotText extends BasicCatalogA2uiLitElement {
-  constructor() { super(); this.api = RankTextApi; }
+  constructor() { super(); this.api = TextApi; }
   render() {
     const props = this.controller.props;
     if (!props) return nothing;
@@ -36,50 +33,15 @@ class LarkbotText extends BasicCatalogA2uiLitElement {
     const cls = `a2ui-text ${variant}`;
     if (HEADINGS.has(variant)) return HEADING[variant](cls, text);
     if (variant === "caption") return html`<em class=${cls}>${text}</em>`;
-    if (variant === "rankBadge") return html`<span class=${cls}>${text}</span>`;
     return html`<span class=${cls}>${markdown(text, renderMarkdownHtml)}</span>`;
   }
   updated() { setWeight(this, this.controller.props?.weight); }
 }
 customElements.define("larkbot-text", LarkbotText);
 
-const TimelineApi = {
-  name: "Timeline",
-  schema: z.object({
-    accessibility: z.any().optional(),
-    weight: z.number().optional(),
-    items: z.array(z.object({
-      time: CommonSchemas.DynamicString,
-      title: CommonSchemas.DynamicString,
-      description: CommonSchemas.DynamicString.optional(),
-    }).strict()).min(1),
-  }).strict(),
-};
-
-// larkbot's Timeline extension: a vertical list of (time, title, description).
-class LarkbotTimeline extends BasicCatalogA2uiLitElement {
-  constructor() { super(); this.api = TimelineApi; }
-  render() {
-    const props = this.controller.props;
-    if (!props) return nothing;
-    return html`<ol class="a2ui-timeline">${(props.items || []).map((item) => html`<li>
-      <span class="a2ui-timeline-time">${String(item.time ?? "")}</span>
-      <div class="a2ui-timeline-title">${markdown(String(item.title ?? ""), renderMarkdownHtml)}</div>
-      ${item.description
-        ? html`<div class="a2ui-timeline-detail">${markdown(String(item.description), renderMarkdownHtml)}</div>`
-        : nothing}
-    </li>`)}</ol>`;
-  }
-}
-customElements.define("larkbot-timeline", LarkbotTimeline);
-
-const FUNCTIONS = [...basicCatalog.functions.values()];
 const BASIC = [...basicCatalog.components.values()];
-const withText = (textApi) => BASIC.map((api) => (api.name === "Text" ? { ...textApi, tagName: "larkbot-text" } : api));
-const CATALOGS = [
-  new Catalog(CATALOG_ID, [...withText(RankTextApi), { ...TimelineApi, tagName: "larkbot-timeline" }], FUNCTIONS),
-  new Catalog(basicCatalog.id, withText(TextApi), FUNCTIONS),  // hand-written A2UI may name it
-];
+const COMPONENTS = BASIC.map((api) => (api.name === "Text" ? { ...TextApi, tagName: "larkbot-text" } : api));
+const CATALOGS = [new Catalog(basicCatalog.id, COMPONENTS, [...basicCatalog.functions.values()])];
 
 // The official surface, drawn in the page's DOM (not a shadow root) so the page's styles apply.
 class LarkbotSurface extends A2uiSurface {

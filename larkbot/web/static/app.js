@@ -195,8 +195,11 @@ function apply(view, ev) {
       else if (ev.name === "a2ui") showA2ui(ev.value.messages);
       else if (ev.name === "attachment") showAttachment(ev.value);
       break;
+    case "RUN_FINISHED":  // a stopped turn ends with the cancelled outcome, not as a failure
+      if (ev.outcome && ev.outcome.type === "cancelled") addMessage("error", t("stopped"));
+      break;
     case "RUN_ERROR":
-      addMessage("error", ev.code === "cancelled" ? t("stopped") : `${t("error")}: ${ev.message}`);
+      addMessage("error", `${t("error")}: ${ev.message}`);
       break;
   }
 }
