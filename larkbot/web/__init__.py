@@ -2,7 +2,7 @@
 
 `mount_web` adds the routes and installs the web's check (`security.web_guard`) in `serve`'s
 one middleware, which every route not marked open goes through (larkbot/http_access.py); the
-WebService starts with the application (after the App's core exists) and drains before it
+WebService starts with the application (after the host's core exists) and drains before it
 closes.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -26,10 +25,7 @@ from larkbot.web.handlers import (
     handle_stop,
 )
 from larkbot.web.security import LOGIN, PAGE, web_guard
-from larkbot.web.service import WebService
-
-if TYPE_CHECKING:
-    from larkbot.app import App
+from larkbot.web.service import WebHost, WebService
 
 STATIC = Path(__file__).parent / "static"
 _STATIC_ROOT = STATIC.resolve()  # what a requested file must resolve inside
@@ -54,9 +50,9 @@ async def handle_static(request: web.Request) -> web.FileResponse:
     return web.FileResponse(path)
 
 
-def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) -> WebService:
+def mount_web(web_app: web.Application, host: WebHost, ping_seconds: float = 15.0) -> WebService:
     """Add the web routes and the web's check; start/stop the WebService with the application."""
-    svc = WebService(app, ping_seconds=ping_seconds)
+    svc = WebService(host, ping_seconds=ping_seconds)
     web_app[WEB_KEY] = svc
     web_app[CHECK_KEY] = web_guard
     routes = [  # unmarked: the web token or the login cookie is needed
@@ -86,7 +82,7 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
 
     async def on_shutdown(_: web.Application) -> None:
         # before aiohttp waits for open handlers: ending the runs ends their streams
-        await svc.stop(app.settings.server.drain_seconds)
+        await svc.stop(host.settings.server.drain_seconds)
 
     web_app.on_startup.append(on_startup)
     web_app.on_shutdown.append(on_shutdown)
