@@ -99,7 +99,12 @@ class FiringExecutor(BaseExecutor):
         assert self._loop is not None, "bind() first"
         with self._count:
             self._handed += 1
-        self._loop.call_soon_threadsafe(self._start_run, job, run_times)
+        try:
+            self._loop.call_soon_threadsafe(self._start_run, job, run_times)
+        except RuntimeError:  # the loop is closed: nothing will start it
+            with self._count:
+                self._handed -= 1
+            raise
 
     def _start_run(self, job: Any, run_times: list[datetime]) -> None:
         with self._count:
