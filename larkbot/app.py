@@ -30,6 +30,7 @@ from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
 from larkbot.lark.dispatcher import Dispatcher, Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
 from larkbot.lark.ingress import Ingress
+from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
 from larkbot.lark.owners import Owners
@@ -207,7 +208,8 @@ class App:
                 ingress=self.ingress,
             )
         drain = s.server.drain_seconds
-        scheduler = leading_scheduler(core, agent, client, owners.check, drain)
+        notifier = LarkNotifier(client) if client is not None else None
+        scheduler = leading_scheduler(core, agent, notifier, owners.check, drain)
         await stack.enter_async_context(scheduler)
         if approvals is not None:  # before the scheduler drains: a job waiting on a card ends
             stack.callback(approvals.cancel_all)

@@ -18,6 +18,7 @@ from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
 from larkbot.heap import freeze_startup_heap, widen_young_generation
+from larkbot.http_access import gate, public
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
 from larkbot.lark.card_v1 import V1_EVENT_TYPE, v1_answer
 from larkbot.lark.webhook import (
@@ -202,17 +203,19 @@ async def _start_worker_threads(_web_app: web.Application) -> None:
 
 
 def create_app(app: App) -> web.Application:
-    """The aiohttp application serving `app` (body size is capped by `read_capped`)."""
+    """The aiohttp application serving `app` (body size is capped by `read_capped`); a route
+    not marked `public` is closed (larkbot/http_access.py)."""
     sys.setswitchinterval(min(sys.getswitchinterval(), LOOP_SWITCH_INTERVAL))
-    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[gate])
     web_app[APP_KEY] = app
     web_app[BUDGET_KEY] = BodyBudget(app.settings.server.unverified_body_bytes)
     web_app.on_startup.append(_start_worker_threads)
-    web_app.router.add_post("/lark/events", handle_events)
-    web_app.router.add_post("/lark/card", handle_card)
-    web_app.router.add_get("/healthz", handle_health)
-    web_app.router.add_get("/readyz", handle_ready)
-    web_app.router.add_get("/metrics", handle_metrics)
+    # open: Lark's callbacks verify their own signatures; the rest is for the operator
+    web_app.router.add_post("/lark/events", public(handle_events))
+    web_app.router.add_post("/lark/card", public(handle_card))
+    web_app.router.add_get("/healthz", public(handle_health))
+    web_app.router.add_get("/readyz", public(handle_ready))
+    web_app.router.add_get("/metrics", public(handle_metrics))
     if app.settings.web.enabled:
         from larkbot.web import mount_web
 

@@ -17,8 +17,9 @@ from larkbot.config import parse_settings
 from larkbot.consent import NobodyToAsk
 from larkbot.context import RequestContext
 from larkbot.lark.client import LarkClient
+from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.runtime_factory import Core, build_core
-from larkbot.scheduler import LarkNotifier, ScheduleService
+from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.delivery import message_uuid
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM

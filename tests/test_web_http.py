@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 
 import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
+from larkbot.app import App
+from larkbot.http_access import ACCESS, OPEN, gate
+from larkbot.server import create_app
 from larkbot.web.handlers import WEB_KEY
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
@@ -256,10 +261,7 @@ async def test_a_failing_model_ends_the_run_with_run_error(home: Path, fake_llm:
         assert "sk-test" not in json.dumps(events)  # the key never reaches the browser
 
 
-def test_every_route_but_lark_and_health_is_behind_the_web_guard(home: Path) -> None:
-    from larkbot.app import App
-    from larkbot.server import create_app
-
+def test_only_lark_health_and_metrics_are_open(home: Path) -> None:
     web_app = create_app(App(web_settings(home, "http://127.0.0.1:9")))
     # Lark's callbacks check their own signatures; health and metrics are for the operator
     open_routes = {
@@ -269,13 +271,64 @@ def test_every_route_but_lark_and_health_is_behind_the_web_guard(home: Path) -> 
         "handle_ready",
         "handle_metrics",
     }
-    unguarded = [
-        (route.method, route.resource.canonical if route.resource else "", route.handler.__name__)
+    opened = [
+        route.handler.__name__
         for route in web_app.router.routes()
-        if route.method != "HEAD" and not getattr(route.handler, "web_guarded", False)
+        if route.method != "HEAD" and getattr(route.handler, ACCESS, None) == OPEN
     ]
-    assert sorted(name for *_, name in unguarded) == sorted(open_routes), unguarded
-    assert not web_app.middlewares  # nothing extra on the webhook's path before its 200
+    assert sorted(opened) == sorted(open_routes)
+    assert list(web_app.middlewares) == [gate]  # one middleware decides for every route
+
+
+async def _new_thing(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+async def _serve_with_a_new_route(app: App) -> TestServer:
+    """`serve`'s application for `app`, plus routes added without any marking."""
+    web_app = create_app(app)
+    web_app.router.add_get("/new-thing", _new_thing)
+    web_app.router.add_post("/api/new-thing", _new_thing)
+    server = TestServer(web_app, host="127.0.0.1")
+    await server.start_server()
+    return server
+
+
+async def test_a_route_added_without_marking_is_closed(home: Path, fake_llm: FakeLLM) -> None:
+    app = App(web_settings(home, fake_llm.base_url))
+    await app.start()
+    server = await _serve_with_a_new_route(app)
+    try:
+        async with aiohttp.ClientSession() as http:
+            for method, path in [("GET", "/new-thing"), ("POST", "/api/new-thing")]:
+                async with http.request(method, server.make_url(path)) as r:
+                    assert r.status == 401, (method, path)
+                async with http.request(method, server.make_url(path), headers=AUTH) as r:
+                    assert r.status == 200 and (await r.json()) == {"ok": True}
+            async with http.get(server.make_url("/healthz")) as r:
+                assert r.status == 200  # open routes stay open
+            async with http.get(server.make_url("/no-such-route")) as r:
+                assert r.status == 404
+    finally:
+        await server.close()
+        await app.stop()
+
+
+async def test_without_the_web_channel_an_unmarked_route_is_refused(
+    home: Path, fake_llm: FakeLLM
+) -> None:
+    app = App(web_settings(home, fake_llm.base_url, web={"enabled": False}))
+    await app.start()
+    server = await _serve_with_a_new_route(app)
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(server.make_url("/new-thing"), headers=AUTH) as r:
+                assert r.status == 401  # nobody can log in: closed, not open
+            async with http.get(server.make_url("/metrics")) as r:
+                assert r.status == 200
+    finally:
+        await server.close()
+        await app.stop()
 
 
 async def test_static_files_are_served_from_their_folder_only(

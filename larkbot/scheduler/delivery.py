@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
 
 from larkbot.agent import Agent
 from larkbot.context import RequestContext
-from larkbot.lark.client import LarkClient
-from larkbot.lark.render import answer_messages
 
 
 class AnswerLike(Protocol):
@@ -55,25 +52,13 @@ def as_runner(agent: Agent | AgentRunner) -> AgentRunner:
 
 
 class Notifier(Protocol):
-    """Sends a new (not reply) message to a chat; `uuid` makes a retried send idempotent."""
+    """Sends a new (not reply) message to a chat; `uuid` makes a retried send idempotent.
+
+    The scheduler knows no channel: the composition root hands it one (the Lark channel's
+    `LarkNotifier`, in its job_delivery module)."""
 
     async def notify(self, chat_id: str, text: str, uuid: str) -> None:
         """Post `text` to `chat_id`."""
-
-
-class LarkNotifier:
-    """Notifier over `LarkClient.send`: markdown cards or text, split to Lark's size limits."""
-
-    def __init__(self, client: LarkClient) -> None:
-        self._client = client
-
-    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
-        """Post `text` to the chat as new message(s); part i > 0 gets its own derived uuid."""
-        # reading and splitting a very long answer is CPU work: a thread keeps the loop answering
-        messages = await asyncio.to_thread(answer_messages, text)
-        for i, (msg_type, content) in enumerate(messages):
-            uid = uuid if i == 0 else f"{uuid[:44]}-{i}"
-            await self._client.send(chat_id, msg_type, content, uuid=uid)
 
 
 def message_uuid(job_id: str, fire_time: datetime) -> str:

@@ -7,16 +7,17 @@ function cannot be imported). Keep this module path and signature stable.
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import threading
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from apscheduler.executors.asyncio import AsyncIOExecutor
-from apscheduler.executors.base import MaxInstancesReachedError
+from apscheduler.executors.base import BaseExecutor, MaxInstancesReachedError, run_coroutine_job
 
 from larkbot.logs import get_logger
-from larkbot.scheduler.offloop import BatchedLauncher
 from larkbot.scheduler.runs import RunJournal, RunKey
 
 
@@ -29,6 +30,8 @@ class ScheduleService(Protocol):
 
 
 RUNNER_REF = "larkbot.scheduler.runner:run_scheduled_job"
+JOBSTORE = "default"  # the one job store's alias (events name it)
+LOGGER = "apscheduler.executors.default"
 log = get_logger(__name__)
 
 # Live services by instance id; set at start, cleared at stop (several exist only in tests).
@@ -56,20 +59,28 @@ def unregister(service_id: str) -> None:
     _services.pop(service_id, None)
 
 
-class FiringExecutor(AsyncIOExecutor):
-    """AsyncIOExecutor that tells the job task which service and fire time it runs for.
+class FiringExecutor(BaseExecutor):
+    """Runs each due job as a task on the service's event loop, told its service and fire time.
 
-    The job task copies the context current at `create_task`, so setting the ContextVar around
-    submission hands the (coalesced) scheduled time to the runner, which derives the Lark
-    message uuid from it: a retried send of the same run cannot post twice. Submissions come
-    from the wakeup pass's worker thread (`offloop.py`); the launcher starts them on the loop.
+    `BackgroundScheduler` submits from its own thread, where the wakeup pass and the synchronous
+    job store stay off the loop. `_do_submit_job`, the one method `BaseExecutor` leaves to an
+    executor, hands the run to the loop, which starts it as `AsyncIOExecutor` would, with the
+    (coalesced) scheduled time in a ContextVar the task copies: the runner derives the Lark
+    message uuid from it, so a retried send of the same run cannot post twice.
     """
 
     def __init__(self, service_id: str, journal: RunJournal | None = None) -> None:
         super().__init__()
         self._service_id = service_id
         self._journal = journal
-        self.launcher = BatchedLauncher(self._start_run)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._count = threading.Lock()
+        self._handed = 0  # handed to the loop, not started yet
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop the runs belong to (before the scheduler starts)."""
+        self._loop = loop
 
     def submit_job(self, job: Any, run_times: list[datetime]) -> None:
         """Start only a tick this replica claimed (`runs.py`); a skipped one gives its claim up."""
@@ -84,20 +95,52 @@ class FiringExecutor(AsyncIOExecutor):
                 self._journal.drop(key)
             raise
 
-    def start(self, scheduler: Any, alias: str) -> None:
-        """Start as AsyncIOExecutor, on the scheduler's loop."""
-        super().start(scheduler, alias)
-        self.launcher.bind(self._eventloop)
-
     def _do_submit_job(self, job: Any, run_times: list[datetime]) -> None:
-        self.launcher.submit(job, run_times)
+        assert self._loop is not None, "bind() first"
+        with self._count:
+            self._handed += 1
+        try:
+            self._loop.call_soon_threadsafe(self._start_run, job, run_times)
+        except RuntimeError:  # the loop is closed: nothing will start it
+            with self._count:
+                self._handed -= 1
+            raise
 
     def _start_run(self, job: Any, run_times: list[datetime]) -> None:
+        with self._count:
+            self._handed -= 1
         token = _firing.set(Firing(self._service_id, run_times[-1]))
         try:
-            super()._do_submit_job(job, run_times)
+            coro = run_coroutine_job(job, JOBSTORE, run_times, LOGGER)
+            task = asyncio.get_running_loop().create_task(coro, name=f"schedule-job:{job.id}")
         finally:
             _firing.reset(token)
+        self._tasks.add(task)
+        task.add_done_callback(lambda t: self._finished(job.id, t))
+
+    def _finished(self, job_id: str, task: asyncio.Task[Any]) -> None:
+        try:
+            events = task.result()
+        except BaseException:  # as AsyncIOExecutor: the slot is freed and the error logged
+            self._run_job_error(job_id, *sys.exc_info()[1:])
+        else:
+            self._run_job_success(job_id, events)
+        self._tasks.discard(task)  # after the slot is free: the job may fire again now
+
+    async def idle(self) -> None:
+        """Wait until every run handed to the loop has started and finished."""
+        while self._handed or self._tasks:
+            if self._tasks:
+                await asyncio.wait(set(self._tasks))
+            else:
+                await asyncio.sleep(0)  # a handed run starts within this loop iteration
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Cancel the runs still going (any thread; their ticks re-run after their lease)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            for task in list(self._tasks):
+                loop.call_soon_threadsafe(task.cancel)
 
 
 async def run_scheduled_job(

@@ -2,7 +2,7 @@
 its result was delivered. So a run in flight on a replica that died is run again, once, late.
 
 A run is one tick: (job, scheduled fire time). The leader's wakeup pass claims every due tick in
-one transaction *before* it moves the jobs' next run times on (`claim_due`, in the pass's worker
+one transaction *before* it moves the jobs' next run times on (`claim_due`, in APScheduler's
 thread, on the job store's synchronous engine) and starts only the ticks it won: one that another
 leader claimed (two leaders overlap for a moment when a lease changes hands) or that already ran
 is skipped. While runs are in flight their replica renews their leases (`renew`); once a result
@@ -41,7 +41,7 @@ from larkbot.storage.group_commit import GroupCommit
 
 log = get_logger(__name__)
 CHUNK = 400  # keys per statement: well inside SQLite's and asyncpg's bound-parameter limits
-DONE_GROUP = 25  # done marks per commit, as many runs as the launcher starts per iteration
+DONE_GROUP = 25  # done marks per commit: a commit resolves its runs in one loop iteration
 
 scheduler_runs = Table(
     "scheduler_runs",
@@ -92,6 +92,17 @@ def _claim_row(key: RunKey, holder: str, lease_until: float) -> dict[str, Any]:
             "lease_until": lease_until, "attempts": 1}  # fmt: skip
 
 
+def due_tick(job: Any, now: datetime) -> datetime | None:
+    """The tick a due job fires for at `now`: coalesced, the latest of its run times up to now
+    (from the job's next run time and its trigger, as the scheduler's pass computes them)."""
+    tick = None
+    when = job.next_run_time
+    while when is not None and when <= now:
+        tick = when
+        when = job.trigger.get_next_fire_time(when, now)
+    return tick  # type: ignore[no-any-return]
+
+
 class RunJournal:
     """The `scheduler_runs` rows of one replica (`holder`): claim, renew, finish, re-take."""
 
@@ -100,7 +111,7 @@ class RunJournal:
         self.holder = holder
         self.lease = lease_seconds
         self.sync_engine: Engine | None = None  # the job store's, set by make_jobstore
-        self._lock = threading.Lock()  # held/won are filled by the pass's worker thread
+        self._lock = threading.Lock()  # held/won are filled by the scheduler thread
         self._held: set[RunKey] = set()  # claimed here and not finished: renewed
         self._won: set[RunKey] = set()  # claimed by the pass, not yet handed to the executor
         # small groups: a commit resolves its waiters' runs in one loop iteration (loop lag)
@@ -108,10 +119,10 @@ class RunJournal:
             self._flush_done, "scheduled run", max_group=DONE_GROUP
         )
 
-    # The wakeup pass (worker thread, synchronous engine).
+    # The wakeup pass (scheduler thread, synchronous engine).
     def claim_due(self, jobs: list[Any], now: datetime) -> None:
         """Claim the tick each due job fires for now; remember the ones this replica won."""
-        keys = [RunKey.of(job.id, times[-1]) for job in jobs if (times := job._get_run_times(now))]
+        keys = [RunKey.of(job.id, tick) for job in jobs if (tick := due_tick(job, now))]
         if not keys or self.sync_engine is None:
             return
         won: set[RunKey] = set()

@@ -10,12 +10,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any, Literal
 
-from apscheduler.events import (
-    EVENT_JOB_MISSED,
-    EVENT_SCHEDULER_SHUTDOWN,
-    JobExecutionEvent,
-)
+from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from apscheduler.jobstores.base import ConflictingIdError, JobLookupError
+from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
 
 from larkbot.agent import Agent
@@ -25,10 +22,9 @@ from larkbot.scheduler import runner
 from larkbot.scheduler.delivery import AgentRunner, Notifier, as_runner
 from larkbot.scheduler.execute import run_job, tell_missed
 from larkbot.scheduler.leadership import Leadership
-from larkbot.scheduler.offloop import OffLoopFigures, OffLoopScheduler
 from larkbot.scheduler.recovery import RunKeeper
 from larkbot.scheduler.runs import RunJournal, RunKey
-from larkbot.scheduler.store import JobInfo, make_jobstore
+from larkbot.scheduler.store import JobInfo, Passes, make_jobstore
 from larkbot.scheduler.triggers import ScheduleError, cron_trigger, interval_trigger, zone
 from larkbot.storage.db import Database
 
@@ -37,15 +33,16 @@ Role = Literal["auto", "writer"]
 
 
 class ScheduleService:
-    """Owns the AsyncIOScheduler on the shared job store.
+    """Owns the APScheduler scheduler on the shared job store.
 
     role="auto" competes for the leader lease and runs due jobs only while leading; role="writer"
     (e.g. `larkbot chat`) only writes jobs, which the leader picks up at its next poll.
 
-    The job store is synchronous, so every use of it runs in a thread: our create/list/get/remove
-    through `asyncio.to_thread`, APScheduler's wakeup pass in `OffLoopScheduler`'s worker, and the
-    due runs start on the loop in batches (`offloop.py`). bench/bench_scheduler.py measures the
-    loop's lag while 1,000 jobs fall due in one wakeup.
+    The job store is synchronous, so every use of it runs off the loop: our create/list/get/remove
+    through `asyncio.to_thread`, APScheduler's wakeup pass (due-job query, trigger maths, one
+    UPDATE per fired job) in `BackgroundScheduler`'s own thread; the executor starts each due
+    run as a task on the loop (`runner.FiringExecutor`). Public APScheduler API only.
+    bench/bench_scheduler.py measures the loop's lag while 1,000 jobs fall due in one wakeup.
     """
 
     def __init__(
@@ -75,7 +72,7 @@ class ScheduleService:
         self.journal = RunJournal(db, self.id, lease)  # each tick's claim, lease and done mark
         self._executor = runner.FiringExecutor(self.id, self.journal)
         self._store = make_jobstore(self._settings.storage.url, self.journal)
-        self._scheduler = OffLoopScheduler(
+        self._scheduler = BackgroundScheduler(
             jobstores={"default": self._store},
             executors={"default": self._executor},
             job_defaults={
@@ -90,7 +87,6 @@ class ScheduleService:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runs: set[asyncio.Task[Any]] = set()
         self._undelivered: dict[RunKey, asyncio.Task[Any]] = {}  # running runs, by tick
-        self._down = asyncio.Event()
         self._started = False
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -103,6 +99,11 @@ class ScheduleService:
     def running(self) -> bool:
         """True between start() and stop()."""
         return self._started
+
+    @property
+    def passes(self) -> Passes:
+        """The scheduler thread's wakeup passes (count, longest) as the loop sees them."""
+        return self._store.passes
 
     @property
     def is_leader(self) -> bool:
@@ -129,8 +130,8 @@ class ScheduleService:
     async def start(self) -> None:
         """Open the job store (paused) and, for role="auto", start competing for leadership."""
         self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
-        self._scheduler.add_listener(lambda _: self._down.set(), EVENT_SCHEDULER_SHUTDOWN)
         self._loop = asyncio.get_running_loop()
+        self._executor.bind(self._loop)
         # In a thread: on SQLite, creating the tables waits for the write lock, and while a
         # write transaction of this process's async engine held it, that transaction could not
         # go on (it needs this loop) — the start failed after the busy timeout, "locked".
@@ -152,12 +153,11 @@ class ScheduleService:
         await self._keeper.stop()  # runs still unfinished here re-run elsewhere after their lease
         for task in list(self._tasks):
             task.cancel()
-        await self._scheduler.settle()  # a wakeup pass in flight still uses the store
-        self._scheduler.shutdown(wait=False)
-        try:
-            async with asyncio.timeout(5):
-                await self._down.wait()
-        except TimeoutError:
+        self._store.close_passes()
+        # in a thread: shutting down waits for a wakeup pass in flight, which uses the store
+        shutdown = asyncio.create_task(asyncio.to_thread(self._scheduler.shutdown, wait=False))
+        done, _ = await asyncio.wait([shutdown], timeout=5)
+        if not done:
             log.warning("scheduler_shutdown_slow", instance=self.id)
         runner.unregister(self.id)
 
@@ -169,24 +169,18 @@ class ScheduleService:
     async def idle(self, timeout: float = 30.0) -> bool:
         """Wait (bounded) until no run is starting or running here; False when time ran out.
 
-        A run counts until the executor has freed its `max_instances` slot (its done callback
-        is registered before ours), so the job can fire again as soon as this returns.
+        A run counts until the executor has freed its `max_instances` slot, so the job can
+        fire again as soon as this returns.
         """
         try:
             async with asyncio.timeout(timeout):
-                await self._scheduler.settle()
-                await self._executor.launcher.launched()
+                await self._store.passes.settled()  # a pass in flight may still start runs
+                await self._executor.idle()
                 while self._runs:
                     await asyncio.wait(set(self._runs))
         except TimeoutError:
             return False
         return True
-
-    @property
-    def off_loop(self) -> OffLoopFigures:
-        """Wakeup passes run off the loop so far, the longest one, the batches that started runs."""
-        s = self._scheduler
-        return OffLoopFigures(s.passes, s.longest_pass_seconds, self._executor.launcher.batches)
 
     # Leadership callbacks (called by Leadership on the loop).
     def lead(self) -> None:

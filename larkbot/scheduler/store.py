@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
@@ -36,14 +39,65 @@ def make_jobstore(url: str, journal: RunJournal | None = None) -> SharedJobStore
     return SharedJobStore(journal, engine=engine, tablename=JOBS_TABLE)
 
 
+class Passes:
+    """The scheduler thread's wakeup passes as the loop sees them: whether one is under way,
+    how many ended and the longest (what it would have held the loop for, had it run there)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._began = 0.0  # perf_counter of the pass under way, 0 when none
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self.count = 0
+        self.longest_seconds = 0.0
+
+    def began(self) -> None:
+        """A pass opened (scheduler thread)."""
+        with self._lock:
+            self._began = time.perf_counter()
+
+    def ended(self) -> None:
+        """The pass closed (scheduler thread): wake whoever waits for it."""
+        with self._lock:
+            if not self._began:
+                return
+            took = time.perf_counter() - self._began
+            self._began, self.count = 0.0, self.count + 1
+            self.longest_seconds = max(self.longest_seconds, took)
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_wake, future)
+
+    async def settled(self) -> None:
+        """Return once no pass is under way (a pass in flight may still start runs)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                if not self._began:
+                    return
+                future = loop.create_future()
+                self._waiters.append((loop, future))
+            await future
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 class SharedJobStore(SQLAlchemyJobStore):
     """APScheduler's store, creating its tables under the DDL lock (replicas start together)
-    and claiming the due ticks before the wakeup pass starts them and moves the jobs on."""
+    and claiming the due ticks before the wakeup pass starts them and moves the jobs on.
+
+    A pass opens with the store's `get_due_jobs` and closes with its `get_next_run_time` (the
+    two calls the scheduler makes of every store in each pass): `passes` follows them."""
 
     def __init__(self, journal: RunJournal | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._journal = journal
         self.tables_created = False
+        self.passes = Passes()
+        self._closing = False
 
     def create_tables(self) -> None:
         """Create the tables if missing, serialised across replicas (blocking: call in a thread)."""
@@ -59,12 +113,32 @@ class SharedJobStore(SQLAlchemyJobStore):
             self.create_tables()
         super().start(scheduler, alias)
 
+    def close_passes(self) -> None:
+        """No due jobs from now on: `BackgroundScheduler`'s thread runs one more pass after
+        `shutdown` wakes it (its loop checks for the stopped state only after the pass), and
+        that pass must not fire, nor move on, anything."""
+        self._closing = True
+
     def get_due_jobs(self, now: datetime) -> list[Job]:
         """The due jobs, their ticks claimed first (a failed claim fails the pass: retried)."""
-        jobs: list[Job] = super().get_due_jobs(now)
-        if self._journal is not None and jobs:
-            self._journal.claim_due(jobs, now)
+        if self._closing:
+            return []
+        self.passes.began()
+        try:
+            jobs: list[Job] = super().get_due_jobs(now)
+            if self._journal is not None and jobs:
+                self._journal.claim_due(jobs, now)
+        except BaseException:
+            self.passes.ended()  # the scheduler skips the rest of this pass and retries later
+            raise
         return jobs
+
+    def get_next_run_time(self) -> datetime | None:
+        """The earliest next run time; the pass that asks is done with this store."""
+        try:
+            return super().get_next_run_time()  # type: ignore[no-any-return]
+        finally:
+            self.passes.ended()
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:

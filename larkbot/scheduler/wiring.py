@@ -9,10 +9,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from larkbot.agent import Agent
-from larkbot.lark.client import LarkClient
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core
-from larkbot.scheduler.delivery import AgentRunner, LarkNotifier
+from larkbot.scheduler.delivery import AgentRunner, Notifier
 from larkbot.scheduler.service import ScheduleService
 
 log = get_logger(__name__)
@@ -22,16 +21,15 @@ log = get_logger(__name__)
 async def leading_scheduler(
     core: Core,
     agent: Agent | AgentRunner,
-    client: LarkClient | None,
+    notifier: Notifier | None,
     owner_check: Callable[[str], Awaitable[bool]],
     drain_seconds: float,
 ) -> AsyncIterator[ScheduleService | None]:
-    """`serve`'s scheduler: leader-capable, runs jobs on `agent`, delivers through `client`."""
+    """`serve`'s scheduler: leader-capable, runs jobs on `agent`, delivers through `notifier`."""
     if not core.settings.scheduler.enabled:
         log.info("scheduler_disabled")
         yield None
         return
-    notifier = LarkNotifier(client) if client is not None else None
     svc = ScheduleService(core.live, core.db, agent=agent, notifier=notifier)
     svc.bind(owner_check=owner_check)
     await svc.start()

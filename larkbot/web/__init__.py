@@ -1,17 +1,19 @@
 """The web interface of `serve`: the chat page at `/`, `/chat` as AG-UI over SSE, `/api/*`.
 
-`mount_web` adds the routes and the guard to the aiohttp application; the WebService starts
-with the application (after the App's core exists) and drains before it closes.
+`mount_web` adds the routes and installs the web's check (`security.web_guard`) in `serve`'s
+one middleware, which every route not marked open goes through (larkbot/http_access.py); the
+WebService starts with the application (after the host's core exists) and drains before it
+closes.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from larkbot.http_access import CHECK_KEY, mark
 from larkbot.web import data_api
 from larkbot.web.handlers import (
     WEB_KEY,
@@ -22,11 +24,8 @@ from larkbot.web.handlers import (
     handle_logout,
     handle_stop,
 )
-from larkbot.web.security import guard
-from larkbot.web.service import WebService
-
-if TYPE_CHECKING:
-    from larkbot.app import App
+from larkbot.web.security import LOGIN, PAGE, web_guard
+from larkbot.web.service import WebHost, WebService
 
 STATIC = Path(__file__).parent / "static"
 _STATIC_ROOT = STATIC.resolve()  # what a requested file must resolve inside
@@ -51,14 +50,15 @@ async def handle_static(request: web.Request) -> web.FileResponse:
     return web.FileResponse(path)
 
 
-def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) -> WebService:
-    """Add the web routes and guard; start/stop the WebService with the application."""
-    svc = WebService(app, ping_seconds=ping_seconds)
+def mount_web(web_app: web.Application, host: WebHost, ping_seconds: float = 15.0) -> WebService:
+    """Add the web routes and the web's check; start/stop the WebService with the application."""
+    svc = WebService(host, ping_seconds=ping_seconds)
     web_app[WEB_KEY] = svc
-    routes = [
-        ("GET", "/", handle_page),
-        ("GET", "/static/{name:.+}", handle_static),
-        ("POST", "/api/login", handle_login),
+    web_app[CHECK_KEY] = web_guard
+    routes = [  # unmarked: the web token or the login cookie is needed
+        ("GET", "/", mark(handle_page, PAGE)),
+        ("GET", "/static/{name:.+}", mark(handle_static, PAGE)),
+        ("POST", "/api/login", mark(handle_login, LOGIN)),
         ("POST", "/api/logout", handle_logout),
         ("POST", "/chat", handle_chat),
         ("POST", "/api/runs/{run_id}/stop", handle_stop),
@@ -73,16 +73,16 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does
-            web_app.router.add_get(path, guard(handler))
+            web_app.router.add_get(path, handler)
         else:
-            web_app.router.add_route(method, path, guard(handler))
+            web_app.router.add_route(method, path, handler)
 
     async def on_startup(_: web.Application) -> None:
         await svc.start()
 
     async def on_shutdown(_: web.Application) -> None:
         # before aiohttp waits for open handlers: ending the runs ends their streams
-        await svc.stop(app.settings.server.drain_seconds)
+        await svc.stop(host.settings.server.drain_seconds)
 
     web_app.on_startup.append(on_startup)
     web_app.on_shutdown.append(on_shutdown)

@@ -52,7 +52,7 @@ async def list_sessions(request: web.Request) -> web.Response:
     svc = service(request)
     if isinstance(svc, web.Response):
         return svc
-    store = svc.app.core.store
+    store = svc.host.core.store
     infos = (await store.list_sessions("web:"))[:MAX_SESSIONS]
     firsts = await store.first_rows([i.session_id for i in infos])
     sessions = [
@@ -88,7 +88,7 @@ async def get_session(request: web.Request) -> web.Response:
     sid = _session_id(request)
     if sid is None:
         return error(404, "unknown session")
-    messages = for_display(await svc.app.core.store.load(sid, HISTORY_CHARS))
+    messages = for_display(await svc.host.core.store.load(sid, HISTORY_CHARS))
     running = svc.runs.by_session(sid)
     if not messages and running is None:
         return error(404, "unknown session")
@@ -113,7 +113,7 @@ async def delete_session(request: web.Request) -> web.Response:
 
 
 def _scheduler(svc: WebService) -> Any:
-    return svc.app.core.runtime.services.get("scheduler")
+    return svc.host.core.runtime.services.get("scheduler")
 
 
 async def list_schedules(request: web.Request) -> web.Response:
@@ -124,7 +124,7 @@ async def list_schedules(request: web.Request) -> web.Response:
     sched = _scheduler(svc)
     if sched is None:
         return web.json_response({"schedules": [], "enabled": False})
-    store = svc.app.core.store
+    store = svc.host.core.store
     out = []
     for job in await sched.list():
         last = await store.turns(f"schedule:{job.id}", limit=1)
@@ -159,5 +159,5 @@ async def schedule_runs(request: web.Request) -> web.Response:
     svc = service(request)
     if isinstance(svc, web.Response):
         return svc
-    turns = await svc.app.core.store.turns(f"schedule:{request.match_info['job_id']}", RUNS)
+    turns = await svc.host.core.store.turns(f"schedule:{request.match_info['job_id']}", RUNS)
     return web.json_response({"runs": [_run_summary(t, m) for t, m in reversed(turns)]})

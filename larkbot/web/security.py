@@ -1,11 +1,10 @@
-"""The web's gate, before any handler: token or cookie, same-origin writes, strict headers.
+"""The web's check, before any handler: token or cookie, same-origin writes, strict headers.
 
-Every web route is added through `guard` (see `mount_web`), not as an aiohttp middleware: a
-middleware runs for every request, and on `POST /lark/events` its two extra layers cost ~9 µs
-of an event's ~250 µs before its 200 (bench_webhook). A test checks that no route misses it.
-
-Fail closed: `/chat` and `/api/*` (but `/api/login`) need `Authorization: Bearer <token>` or
-the login cookie, else 401. A state-changing request carrying the cookie must come from this
+`serve`'s one middleware (larkbot/http_access.py) hands every route not marked open to
+`web_guard`, which `mount_web` installs. Fail closed: a route is let through without a
+credential only when marked `PAGE` (the page and its files) or `LOGIN` (`/api/login`); every
+other one (`/chat`, `/api/*`, and any route added later) needs `Authorization: Bearer <token>`
+or the login cookie, else 401. A state-changing request carrying the cookie must come from this
 origin (`Origin` equal to the request's host), else 403: with no CORS headers anywhere, other
 sites cannot read our answers, and SameSite=Strict plus this check stop them writing. The page
 gets a strict Content-Security-Policy: scripts only from our own files, nothing inline.
@@ -13,16 +12,16 @@ gets a strict Content-Security-Policy: scripts only from our own files, nothing 
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from larkbot.http_access import Handler, access_of
 from larkbot.web.auth import COOKIE_NAME
 from larkbot.web.handlers import WEB_KEY, error
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+PAGE = "web_page"  # the page and its static files: public, served with PAGE_HEADERS
+LOGIN = "web_login"  # /api/login: public, but only from this origin when a browser says one
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -36,16 +35,6 @@ PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-cache",
 }
-
-
-def guarded(path: str) -> bool:
-    """Whether `path` needs the web token."""
-    return path == "/chat" or (path.startswith("/api/") and path != "/api/login")
-
-
-def is_page(path: str) -> bool:
-    """The page and its static files (public, served with PAGE_HEADERS)."""
-    return path == "/" or path.startswith("/static/")
 
 
 def same_origin(request: web.Request) -> bool:
@@ -74,28 +63,16 @@ async def credential(request: web.Request) -> str | None:
 
 async def web_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     """401 without a valid credential, 403 for a cross-origin write; headers on the page."""
-    path = request.path
-    if guarded(path):
+    kind = access_of(request)
+    if kind is None:
         how = await credential(request)
         if how is None:
             return error(401, "log in: a web token (Bearer) or the session cookie is needed")
         if request.method in WRITES and how == "cookie" and not same_origin(request):
             return error(403, "cross-origin request refused")
-    elif path == "/api/login" and "Origin" in request.headers and not same_origin(request):
+    elif kind == LOGIN and "Origin" in request.headers and not same_origin(request):
         return error(403, "cross-origin request refused")
     resp = await handler(request)
-    if is_page(path) or guarded(path) or path == "/api/login":
-        for key, value in PAGE_HEADERS.items():
-            resp.headers.setdefault(key, value)
+    for key, value in PAGE_HEADERS.items():
+        resp.headers.setdefault(key, value)
     return resp
-
-
-def guard(handler: Handler) -> Handler:
-    """`handler` behind `web_guard`; marked, so a test can find a web route without it."""
-
-    @functools.wraps(handler)
-    async def guarded_handler(request: web.Request) -> web.StreamResponse:
-        return await web_guard(request, handler)
-
-    guarded_handler.__dict__["web_guarded"] = True
-    return guarded_handler

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from larkbot.context import RequestContext
 from larkbot.logs import get_logger
@@ -18,7 +18,8 @@ from tools.base import Attachment
 
 if TYPE_CHECKING:
     from larkbot.agent import Agent
-    from larkbot.app import App
+    from larkbot.config import Settings
+    from larkbot.runtime_factory import Core
 
 log = get_logger(__name__)
 WEB_SENDER = "web"  # the web user is this bot's owner (a personal agent)
@@ -29,11 +30,31 @@ def web_context(session_id: str) -> RequestContext:
     return RequestContext("web", session_id, sender_id=WEB_SENDER, is_owner=True)
 
 
-class WebService:
-    """Built by `mount_web`; `start` once the App's core exists, `stop` before it closes."""
+class WebHost(Protocol):
+    """What `serve` hands the web channel (its App is one): the settings, the shared core once
+    started, and whether it takes work now. The web knows nothing else of the process."""
 
-    def __init__(self, app: App, ping_seconds: float = 15.0) -> None:
-        self.app = app
+    @property
+    def settings(self) -> Settings:
+        """The process's settings."""
+        ...
+
+    @property
+    def core(self) -> Core:
+        """Database, sessions, tool runtime and agent factory (after the host started)."""
+        ...
+
+    @property
+    def ready(self) -> bool:
+        """True while the host takes work (not starting or draining)."""
+        ...
+
+
+class WebService:
+    """Built by `mount_web`; `start` once the host's core exists, `stop` before it closes."""
+
+    def __init__(self, host: WebHost, ping_seconds: float = 15.0) -> None:
+        self.host = host
         self.ping_seconds = ping_seconds
         self.runs = RunRegistry()
         self.limiter = LoginLimiter()
@@ -43,16 +64,16 @@ class WebService:
 
     @property
     def ready(self) -> bool:
-        """Started and the App takes work (not starting or draining)."""
-        return self.agent is not None and self.app.ready
+        """Started and the host takes work (not starting or draining)."""
+        return self.agent is not None and self.host.ready
 
     async def start(self) -> None:
         """Token (generated and printed once if needed), consent board, the web agent."""
-        core = self.app.core
-        cfg = self.app.settings.web
+        core = self.host.core
+        cfg = self.host.settings.web
         self.auth = WebAuth(core.db, cfg.token.get_secret_value())
         await self.auth.init()
-        signal = make_signal(core.db, self.app.settings.storage.redis_url)
+        signal = make_signal(core.db, self.host.settings.storage.redis_url)
         self.board = ConsentBoard(core.db, signal, cfg.consent_timeout_seconds)
         await self.board.init()
         self.agent = core.agent(WebConsentProvider(self.board, self.runs), "web")
