@@ -43,7 +43,7 @@ class WebService:
         self.app = app
         self.ping_seconds = ping_seconds
         self.runs = RunRegistry()
-        self.limiter = LoginLimiter()
+        self.limiter = LoginLimiter(app.settings.web.trusted_proxies)
         self.auth: WebAuth | None = None
         self.board: ConsentBoard | None = None
         self.agent: Agent | None = None
