@@ -2,10 +2,12 @@
 
 A document's text (`extract_text`) and an image's preparation (`prepare_image`) run in a fresh
 `python -m larkbot.lark.sandbox_child` per file: its address space is capped at MEMORY_BUDGET
-over what its libraries take (RLIMIT_AS, set in the child), and it is killed when it runs
-past its timeout. The event loop only writes the job and reads the answer, so `/healthz` and
-other turns are not held up; at most SLOTS children run at once. A fresh process per file
-costs ~0.1-0.3 s and gives all of its memory back when it exits.
+over what its libraries take (RLIMIT_AS, set in the child), and it is killed when it runs past
+its timeout (its CPU time is capped too, should the server itself die first). The event loop
+only writes the job and reads the answer, so `/healthz` and other turns are not held up; at
+most SLOTS children run at once. A fresh process per file costs ~0.1-0.3 s and gives all of its
+memory back when it exits. It limits resources, not privileges: the child runs as the server's
+user, though without its environment (and so without its keys).
 """
 
 from __future__ import annotations
@@ -29,9 +31,17 @@ MEMORY_BUDGET = 256 * 1024 * 1024
 EXTRACT_SECONDS = 30.0  # a pathological document must not hold the turn
 IMAGE_SECONDS = 20.0
 SLOTS = 2  # children at once: each may take MEMORY_BUDGET
+CHILD = f"{__package__}.sandbox_child"
+# The child gets only what running Python needs, not the server's secrets (LLM and Lark keys).
+PASSED = ("PATH", "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "TMPDIR")
 # numpy (imported by openpyxl) would start a BLAS thread per core, each mapping its own
 # buffers out of the child's small address space
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def child_env() -> dict[str, str]:
+    """The child's environment: PASSED from ours, one BLAS thread."""
+    return {**{k: v for k, v in os.environ.items() if k in PASSED}, **ONE_THREAD}
 
 
 @dataclass(frozen=True)
@@ -76,16 +86,16 @@ class Sandbox:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "larkbot.lark.sandbox_child",
+                CHILD,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **ONE_THREAD},
+                env=child_env(),
             )
             try:
                 async with asyncio.timeout(timeout):
                     out, err = await proc.communicate(
-                        json.dumps({**job, "memory": self.memory}).encode()
+                        json.dumps({**job, "memory": self.memory, "cpu": timeout}).encode()
                     )
             except TimeoutError:
                 self._note(job, {}, started, "timeout")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import resource
 import sys
 from pathlib import Path
@@ -69,6 +70,8 @@ def answer(job: dict[str, Any]) -> dict[str, Any]:
     base = status("VmRSS")
     cap = base + int(job["memory"])
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    cpu = math.ceil(float(job.get("cpu", 60))) + 5  # a backstop: the parent kills it before
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     try:
         out: dict[str, Any] = {"ok": _run(job)}
     except BaseException as err:
