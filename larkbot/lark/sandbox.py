@@ -3,7 +3,8 @@
 A document's text (`extract_text`) and an image's preparation (`prepare_image`) run in a fresh
 `python -m larkbot.lark.sandbox_child` per file: its address space is capped at MEMORY_BUDGET
 over what its libraries take (RLIMIT_AS, set in the child), and it is killed when it runs past
-its timeout (its CPU time is capped too, should the server itself die first). The event loop
+its timeout (its CPU time is capped too, should the server itself die first); it runs at a lower
+CPU priority (nice 10), so on a busy machine webhooks come first. The event loop
 only writes the job and reads the answer, so `/healthz` and other turns are not held up; at
 most SLOTS children run at once. A fresh process per file costs ~0.1-0.3 s and gives all of its
 memory back when it exits. It limits resources, not privileges: the child runs as the server's

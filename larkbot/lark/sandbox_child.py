@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 import resource
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ LIBRARIES = {
     ".html": "trafilatura",
     ".htm": "trafilatura",
 }
+NICENESS = 10  # on a busy machine the server (webhooks, /healthz) comes before parsing
 NEAR_CAP = 64 * 1024 * 1024  # a failure this close to the cap is taken for running out
 
 
@@ -88,6 +90,7 @@ def answer(job: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     """Read the job, answer it; library chatter on stdout goes to stderr instead."""
     job = json.loads(sys.stdin.buffer.read())
+    os.nice(NICENESS)
     real, sys.stdout = sys.stdout, sys.stderr
     reply = answer(job)
     real.write(json.dumps(reply, ensure_ascii=False))
