@@ -9,6 +9,7 @@ with `-s`.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import time
@@ -16,15 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
-from larkbot.lark.extract import ExtractError
+from larkbot.lark.extract import ExtractError, extract_text
 from larkbot.lark.images import MediaError, prepare_image
 from larkbot.lark.sandbox import MEMORY_BUDGET, Sandbox
 from tests import bombs
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, message_event, settings_for
-from tests.test_lark_conversations import text_of, user_messages
+from tests.test_lark_conversations import docx_with, pdf_with_text, text_of, user_messages
 
 MB = 1024 * 1024
 SERVER_GROWTH = 48 * MB  # what the parent may grow by while a child reads a bomb
@@ -104,6 +106,29 @@ async def test_a_long_pdf_is_read_up_to_the_page_cap(tmp_path: Path) -> None:
     assert text.startswith("page 1\npage 2\n") and "page 300\n" in text and "page 301" not in text
     assert text.endswith("[… only the first 300 of its 5,000 pages were read]")
     report("pages.pdf", sandbox, before)
+
+
+async def test_ordinary_files_read_the_same_in_the_sandbox(tmp_path: Path) -> None:
+    made = {
+        "a.docx": docx_with(["Minutes of the launch meeting"]),
+        "b.pdf": pdf_with_text("Invoice 4711"),
+        "c.html": b"<html><body><article><p>Alpha beta gamma delta.</p></article></body></html>",
+        "d.json": b'{"a": [1, 2]}',
+    }
+    for name, data in made.items():
+        (tmp_path / name).write_bytes(data)
+    bombs.xlsx_bomb(tmp_path / "e.xlsx", 0)  # defused: nothing added at the marker
+    bombs.pptx_bomb(tmp_path / "f.pptx", 0)
+    sandbox = Sandbox()
+    for name in [*made, "e.xlsx", "f.pptx"]:
+        alone = extract_text(tmp_path / name, 10_000)
+        assert alone and await sandbox.extract(tmp_path / name, 10_000, 5) == alone, name
+    buf = io.BytesIO()
+    Image.new("RGBA", (4096, 1024), (0, 0, 0, 0)).save(buf, "PNG")
+    (tmp_path / "shot.png").write_bytes(buf.getvalue())
+    out = await sandbox.image(tmp_path / "shot.png", tmp_path / "shot")
+    with Image.open(out) as img:
+        assert (out.suffix, img.size) == (".png", (2048, 512))
 
 
 def sandbox_children() -> list[int]:
