@@ -3,10 +3,11 @@ the scheduler."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 ProviderName = Literal[
     "auto", "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "ollama", "vllm", "azure"
@@ -28,6 +29,20 @@ class WebConfig(Section):
         default_factory=lambda: SecretStr(os.environ.get("LARKBOT_WEB_TOKEN", ""))
     )
     consent_timeout_seconds: float = Field(300.0, gt=0, le=86_400)
+    # reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; others' is ignored
+    trusted_proxies: list[str] = Field(default_factory=list)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{item!r} is not an IP address or CIDR (e.g. 10.0.0.0/8)"
+                ) from None
+        return value
 
 
 class BrowserConfig(Section):

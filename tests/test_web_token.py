@@ -10,7 +10,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from larkbot.storage.db import Database
-from larkbot.web.auth import LoginLimiter, WebAuth, digest, web_auth
+from larkbot.web.auth import WebAuth, digest, web_auth
 
 
 async def test_generated_once_printed_once_stored_hashed(tmp_path: Path) -> None:
@@ -69,13 +69,3 @@ def test_web_token_command_rotates(home: Path) -> None:
         capture_output=True, text=True, timeout=60, env={**env, "LARKBOT_WEB_TOKEN": "fixed"},
     )  # fmt: skip
     assert refused.returncode == 1 and "web.token" in refused.stderr
-
-
-def test_login_limiter_window() -> None:
-    limiter = LoginLimiter(per_client=2, overall=3, window=60)
-    for _ in range(2):
-        limiter.failed("a", now=0)
-    assert limiter.retry_after("a", now=1) > 0 and limiter.retry_after("b", now=1) == 0
-    limiter.failed("b", now=1)
-    assert limiter.retry_after("c", now=2) > 0  # the overall bound
-    assert limiter.retry_after("a", now=61) == 0  # the window passed

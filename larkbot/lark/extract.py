@@ -1,8 +1,10 @@
 """Text of the documents users send: txt/md/csv/json/…, pdf, docx, xlsx, pptx, html.
 
 Pure Python, well-kept extractors: pypdf, python-docx, openpyxl, python-pptx; trafilatura
-(already used by web_fetch) for HTML. Every extractor stops once it has `limit` characters.
-Blocking: call `extract_text` in a thread.
+(already used by web_fetch) for HTML. Every extractor stops once it has `limit` characters;
+an Office file's zip directory is checked first (`zipcheck`), a PDF is read up to
+MAX_PDF_PAGES pages. Blocking and memory-hungry: files from people are read through
+`larkbot.lark.sandbox` (a child process with a memory cap, killed on timeout).
 
 Why not markitdown: measured on bench_media's documents (markitdown 0.1.9, same machine and
 run), it took 5-40x longer per document (docx 9.3 s vs 0.25 s, xlsx 11.7 s vs 0.73 s, pdf
@@ -17,6 +19,8 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from larkbot.lark.zipcheck import TooBig, check_container
 
 TEXT_SUFFIXES = frozenset(
     [
@@ -48,6 +52,7 @@ TEXT_SUFFIXES = frozenset(
     ]
 )
 MAX_PDF_PAGES = 300
+ZIPPED = frozenset([".docx", ".xlsx", ".xlsm", ".pptx"])
 
 
 class ExtractError(Exception):
@@ -87,8 +92,10 @@ def _pdf(path: Path, limit: int) -> Iterator[str]:
     reader = PdfReader(str(path))
     if reader.is_encrypted:
         raise ExtractError("the PDF is encrypted")
-    for i, page in enumerate(reader.pages):
+    pages = reader.pages
+    for i, page in enumerate(pages):
         if i >= MAX_PDF_PAGES:
+            yield f"[… only the first {MAX_PDF_PAGES} of its {len(pages):,} pages were read]"
             break
         yield page.extract_text() or ""
 
@@ -167,8 +174,12 @@ def extract_text(path: Path, limit: int, seconds: float | None = None) -> str:
     if extractor is None:
         raise ExtractError(f"{suffix or 'this'} files are not read")
     try:
+        if suffix in ZIPPED:
+            check_container(path)
         return _take(extractor(path, limit), limit, seconds).strip()
     except ExtractError:
         raise
+    except TooBig as err:
+        raise ExtractError(f"the file is too big to read: {err}") from err
     except Exception as err:  # each library has its own errors for a corrupt file
         raise ExtractError(f"the file could not be read ({type(err).__name__})") from err

@@ -3,68 +3,35 @@
 Resources come from the message resource API (`GET /im/v1/messages/:id/resources/:key
 ?type=image|file`; the image API only serves the bot's own uploads) into
 `$LARKBOT_HOME/inbox/<chat>/<message_id>/<original name>`, at most `lark.max_download_bytes`.
-Images are checked and downscaled with Pillow (longest side ≤ 2048 px) before the model sees
-them. Every failure is a `MediaError` whose message can be shown to the model as is.
+Images are checked and downscaled (`larkbot.lark.images`) before the model sees them. Every
+failure is a `MediaError` whose message can be shown to the model as is.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import re
 from pathlib import Path
 from typing import Any
 
 from larkbot.lark.binary import TooLarge
 from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.images import MediaError, prepare_image
 from larkbot.logs import get_logger
 from tools.attachments import human_size
 
+__all__ = ["Inbox", "MediaError", "prepare_image", "safe_name"]
 log = get_logger("larkbot.lark.media_in")
-MAX_SIDE = 2048
-MAX_PIXELS = 60_000_000  # e.g. 10,000 × 6,000; bigger images are refused before decoding
 DOWNLOAD_TIMEOUT = 60.0
 _UNSAFE = re.compile(r"[^\w.\-() \u4e00-\u9fff]+")
 _ID = re.compile(r"[^A-Za-z0-9_\-]+")
 NO_SCOPE = frozenset({99991672, 99991676, 99991679})
 
 
-class MediaError(Exception):
-    """A resource could not be fetched or read; the message says why, for the model."""
-
-
 def safe_name(name: str, fallback: str) -> str:
     """A file name that stays inside its directory (no separators, no dot-files, bounded)."""
     base = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).strip(" ._")
     return (base or fallback)[:120]
-
-
-def prepare_image(raw: bytes, dest: Path) -> Path:
-    """Check and downscale an image (≤ MAX_SIDE px), saved next to `dest`; returns the file.
-
-    Blocking (Pillow): run it in a thread. Raises MediaError for anything Pillow cannot read.
-    """
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(raw)) as img:
-            if img.width * img.height > MAX_PIXELS:
-                raise MediaError(f"the image is too large to open ({img.width}×{img.height} px)")
-            img.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG: decode at a reduced scale, much faster
-            img.load()
-            alpha = "A" in img.mode or (img.mode == "P" and "transparency" in img.info)
-            img.thumbnail((MAX_SIDE, MAX_SIDE))
-            if alpha:
-                out = dest.with_suffix(".png")
-                img.convert("RGBA").save(out, "PNG", optimize=True)
-            else:
-                out = dest.with_suffix(".jpg")
-                img.convert("RGB").save(out, "JPEG", quality=85)
-    except Image.DecompressionBombError as err:
-        raise MediaError("the image has too many pixels to open safely") from err
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
-        raise MediaError("the image is corrupt or not an image format I can read") from err
-    return out
 
 
 class Inbox:

@@ -6,8 +6,10 @@
   and attached as image parts when the model sees images; otherwise the model is told plainly
   that an image came and that it cannot see it.
 - Files are saved in the inbox; the text of common documents follows inline up to a budget,
-  the whole text in a `.txt` next to the file. The sender may read what they sent (those
-  paths go into the turn's `RequestContext.uploads`; `larkbot.policy` decides).
+  the whole text in a `.txt` next to the file. Documents and images are read in a
+  memory-capped child process (`sandbox.py`); one too big to read gets a note saying so.
+  The sender may read what they sent (those paths go into the turn's
+  `RequestContext.uploads`; `larkbot.policy` decides).
   Audio is transcribed when `llm.transcription_model` is set; video is saved, not watched.
 - A reply brings its quoted message (one level); a merge-forward is expanded into its
   messages with senders and times. Everything is bounded; lookups that fail leave a note.
@@ -29,10 +31,11 @@ from larkbot.content_parts import Content, local_image_part, text_part
 from larkbot.context import RequestContext
 from larkbot.lark.client import LarkClient
 from larkbot.lark.content import describe, parse_content, post_image_keys
-from larkbot.lark.extract import ExtractError, can_extract, extract_text, is_plain_text
+from larkbot.lark.extract import ExtractError, can_extract, is_plain_text
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.media_in import Inbox, MediaError, prepare_image
+from larkbot.lark.media_in import Inbox, MediaError
 from larkbot.lark.people import Directory
+from larkbot.lark.sandbox import Sandbox
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
 from larkbot.providers.capabilities import sees_images
@@ -47,7 +50,6 @@ MAX_FORWARDED = 30
 MAX_FORWARD_ITEM = 1000
 LOOKUP_TIMEOUT = 5.0
 FULL_TEXT_SECONDS = 10.0  # reading a long document's rest stops here (what was read is kept)
-EXTRACT_TIMEOUT = 30.0  # a pathological document must not hold the turn
 NOT_SEEN = (
     "You cannot see images with the current model: say so plainly, never guess what it shows."
 )
@@ -76,6 +78,7 @@ class TurnInputs:
         self.directory = directory
         self.settings = settings
         self.http = http
+        self.sandbox = Sandbox()
 
     async def build(
         self, msg: InboundMessage, ctx: RequestContext
@@ -184,8 +187,7 @@ class TurnInputs:
     ) -> None:
         try:
             raw = await inbox.fetch(chat_id, message_id, key, "image", key)
-            data = await asyncio.to_thread(raw.read_bytes)
-            image = await asyncio.to_thread(prepare_image, data, raw)
+            image = await self.sandbox.image(raw, raw)
         except MediaError as err:
             out.lines.append(f"[{who} sent an image that could not be used: {err}.]")
             return
@@ -227,7 +229,7 @@ class TurnInputs:
         elif msg_type == "media":
             out.lines.append(f"{head}. You cannot watch videos.]")
         elif can_extract(path.name):
-            text, whole = await _document(head, path)
+            text, whole = await _document(self.sandbox, head, path)
             out.lines.append(text)
             if own and whole is not None:
                 out.uploads.append(whole)
@@ -245,15 +247,12 @@ class TurnInputs:
         return f"{head}. Transcript:]\n{heard}"
 
 
-async def _document(head: str, path: Path) -> tuple[str, Path | None]:
+async def _document(sandbox: Sandbox, head: str, path: Path) -> tuple[str, Path | None]:
     """The note with the document's text, and the .txt holding all of it when it is long."""
     try:
-        async with asyncio.timeout(EXTRACT_TIMEOUT):
-            text = await asyncio.to_thread(extract_text, path, FULL_TEXT_CHARS, FULL_TEXT_SECONDS)
-    except ExtractError as err:
+        text = await sandbox.extract(path, FULL_TEXT_CHARS, FULL_TEXT_SECONDS)
+    except ExtractError as err:  # too big, too slow, corrupt: the reason, for the sender
         return f"{head}; its text could not be read: {err}.]", None
-    except TimeoutError:
-        return f"{head}; reading its text took too long.]", None
     if not text:
         return f"{head}; it contains no text.]", None
     if len(text) <= FILE_TEXT_CHARS:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import sys
 import time
 from collections import deque
+from collections.abc import Iterable
 from typing import TextIO
 
 import sqlalchemy as sa
@@ -110,7 +112,7 @@ class WebAuth:
     async def cookie_ok(self, value: str, now: float | None = None) -> bool:
         """True for an unexpired cookie signed with the current token."""
         expiry, _, sig = value.partition(".")
-        if not expiry.isdigit() or int(expiry) < (now or time.time()):
+        if not (expiry.isascii() and expiry.isdigit()) or int(expiry) < (now or time.time()):
             return False
         want = await self.expected()
         return bool(want) and hmac.compare_digest(self._sign(want, expiry), sig)
@@ -121,35 +123,75 @@ class WebAuth:
 
 
 class LoginLimiter:
-    """Failed logins per client address: at most `per_client` a minute, `overall` in total."""
+    """Wrong logins slow down the client that sends them; the right token always logs in.
 
-    def __init__(self, per_client: int = 5, overall: int = 30, window: float = 60.0) -> None:
-        self.per_client = per_client
-        self.overall = overall
+    The right token is checked first and never waits: a generated token has 256 bits, so what
+    a limit can protect is the server's time, not the token, and a limit that refused every
+    try would lock the owner out along with whoever shares their address. Each client's first
+    FREE wrong tries in a window are answered at once; every one after doubles the wait before
+    the next 401 (BASE s up to MAX_DELAY s). The client is its address, or the address a
+    trusted proxy forwards for (`web.trusted_proxies`): see `client`.
+    """
+
+    FREE = 5
+    BASE = 0.5
+    MAX_DELAY = 8.0
+
+    def __init__(self, trusted_proxies: Iterable[str] = (), window: float = 900.0) -> None:
+        self.trusted = [ipaddress.ip_network(p, strict=False) for p in trusted_proxies]
         self.window = window
         self._failures: dict[str, deque[float]] = {}
-        self._all: deque[float] = deque()
 
-    def _trim(self, q: deque[float], now: float) -> None:
-        while q and now - q[0] > self.window:
-            q.popleft()
+    def client(self, remote: str | None, forwarded_for: Iterable[str] = ()) -> str:
+        """Who is logging in: the peer, or (from trusted proxies only) whom they forward for.
 
-    def retry_after(self, client: str, now: float | None = None) -> float:
-        """Seconds until `client` may try again (0: now)."""
-        now = time.monotonic() if now is None else now
+        X-Forwarded-For is read from the right: each hop a trusted proxy appended is believed,
+        and the first address not a trusted proxy is the client. Anything before it was written
+        by the client itself and could be anything.
+        """
+        peer = remote or "?"
+        hops = [h.strip() for value in forwarded_for for h in value.split(",")]
+        while self._trusted(peer) and hops:
+            hop = hops.pop()
+            if not _is_ip(hop):
+                break
+            peer = hop
+        return peer
+
+    def _trusted(self, address: str) -> bool:
+        if not self.trusted or not _is_ip(address):
+            return False
+        ip = ipaddress.ip_address(address)
+        return any(ip in net for net in self.trusted)
+
+    def _recent(self, client: str, now: float) -> deque[float]:
         mine = self._failures.get(client, deque())
-        self._trim(mine, now)
-        self._trim(self._all, now)
-        if len(mine) >= self.per_client:
-            return self.window - (now - mine[0])
-        if len(self._all) >= self.overall:
-            return self.window - (now - self._all[0])
-        return 0.0
+        while mine and now - mine[0] > self.window:
+            mine.popleft()
+        return mine
+
+    def delay(self, client: str, now: float | None = None) -> float:
+        """Seconds to wait before telling `client` its token was wrong (0: at once)."""
+        now = time.monotonic() if now is None else now
+        over = len(self._recent(client, now)) - self.FREE
+        return 0.0 if over <= 0 else min(self.BASE * 2 ** (over - 1), self.MAX_DELAY)
 
     def failed(self, client: str, now: float | None = None) -> None:
         """Record a wrong token from `client`."""
         now = time.monotonic() if now is None else now
-        self._failures.setdefault(client, deque()).append(now)
-        self._all.append(now)
+        self._failures[client] = self._recent(client, now)
+        self._failures[client].append(now)
         if len(self._failures) > 10_000:  # bounded memory under a spray of addresses
             self._failures.pop(next(iter(self._failures)))
+
+    def succeeded(self, client: str) -> None:
+        """The right token from `client`: its wrong tries are forgiven."""
+        self._failures.pop(client, None)
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import mimetypes
 from pathlib import Path
@@ -42,6 +43,11 @@ async def json_body(request: web.Request) -> dict[str, Any] | web.Response:
     return body if isinstance(body, dict) else error(400, "the body must be a JSON object")
 
 
+def is_number(text: str) -> bool:
+    """Whether a path parameter is a plain number: ASCII digits only ("²".isdigit() is True)."""
+    return text.isascii() and text.isdigit()
+
+
 def service(request: web.Request) -> WebService | web.Response:
     """The started web service, or 503 while starting or draining."""
     svc = request.app[WEB_KEY]
@@ -49,22 +55,21 @@ def service(request: web.Request) -> WebService | web.Response:
 
 
 async def handle_login(request: web.Request) -> web.Response:
-    """`{"token": "…"}` → 200 and an HttpOnly, SameSite=Strict cookie; 401 (429 when spraying)."""
+    """`{"token": "…"}` → 200 and an HttpOnly, SameSite=Strict cookie; 401, later when guessing."""
     svc = service(request)
     if isinstance(svc, web.Response):
         return svc
     assert svc.auth is not None
-    client = request.remote or "?"
-    wait = svc.limiter.retry_after(client)
-    if wait > 0:
-        return error(429, "too many attempts", retry_after=int(wait) + 1)
+    client = svc.limiter.client(request.remote, request.headers.getall("X-Forwarded-For", []))
     body = await json_body(request)
     if isinstance(body, web.Response):
         return body
     token = body.get("token")
     if not isinstance(token, str) or not await svc.auth.token_ok(token):
         svc.limiter.failed(client)
+        await asyncio.sleep(svc.limiter.delay(client))  # slows guessing, refuses no one
         return error(401, "wrong token")
+    svc.limiter.succeeded(client)
     resp = web.json_response({"ok": True})
     resp.set_cookie(
         COOKIE_NAME,
@@ -142,7 +147,7 @@ async def handle_file(request: web.Request) -> web.StreamResponse:
         return svc
     run = svc.runs.get(request.match_info["run_id"])
     index = request.match_info["index"]
-    if run is None or not index.isdigit() or int(index) >= len(run.attachments):
+    if run is None or not is_number(index) or int(index) >= len(run.attachments):
         return error(404, "no such file (runs are kept for a while on the replica that ran them)")
     att = run.attachments[int(index)]
     if not Path(att.path).is_file():

@@ -21,7 +21,7 @@ def event_id(run: Run, seq: int) -> str:
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """(run_id, seq) from a Last-Event-ID header, or None when malformed."""
     run_id, _, seq = value.strip().rpartition(":")
-    if not run_id or not seq.isdigit():
+    if not run_id or not (seq.isascii() and seq.isdigit()):
         return None
     return run_id, int(seq)
 
