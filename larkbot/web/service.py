@@ -57,7 +57,7 @@ class WebService:
         self.host = host
         self.ping_seconds = ping_seconds
         self.runs = RunRegistry()
-        self.limiter = LoginLimiter(app.settings.web.trusted_proxies)
+        self.limiter = LoginLimiter(host.settings.web.trusted_proxies)
         self.auth: WebAuth | None = None
         self.board: ConsentBoard | None = None
         self.agent: Agent | None = None
