@@ -222,6 +222,7 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
         await expect(card.locator(".schedule-when")).to_have_text("每 60 分钟")
         await expect(standup).to_have_text("每周一、三 09:30 (Asia/Shanghai)")
+        await expect(card.locator(".schedule-next")).to_contain_text("（你的时间：UTC）")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 

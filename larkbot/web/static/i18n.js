@@ -19,7 +19,7 @@ const STRINGS = {
     example2: "Search the web for today's top tech news and summarise it",
     example3: "Every weekday at 09:00, remind me to check my calendar",
     example4: "Compare three budget phones in a table",
-    yourTime: "your time",
+    yourTime: " (your time, {zone})",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -40,7 +40,7 @@ const STRINGS = {
     example2: "搜索今天的科技要闻并总结",
     example3: "每个工作日早上 9 点提醒我看日程",
     example4: "用表格对比三款千元手机",
-    yourTime: "你的时间",
+    yourTime: "（你的时间：{zone}）",
   },
 };
 

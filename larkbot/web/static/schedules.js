@@ -37,7 +37,7 @@ export async function loadSchedules() {
   // run times below in the browser's (09:30 Asia/Shanghai is 01:30 in UTC)
   const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const zoneNote = timezone ? ` (${timezone})` : "";
-  const hereNote = ` (${t("yourTime")}, ${here})`;
+  const hereNote = t("yourTime").replace("{zone}", here);
   const box = $("schedules");
   box.replaceChildren();
   if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
