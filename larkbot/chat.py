@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from cards.a2ui_text import render_text
 from larkbot.agent import Agent
+from larkbot.chat_commands import Resume, run_command
 from larkbot.config import Settings
 from larkbot.consent import TuiConsentProvider
 from larkbot.context import RequestContext
@@ -32,7 +33,7 @@ from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import new_session_id, read_line
 
-HELP = "Type a message. /new starts a new conversation, /exit quits (so does end of input)."
+HELP = "Type a message; /help lists the commands. /exit quits (so does end of input)."
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -107,7 +108,7 @@ class TerminalView:
 async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) -> int:
     """Read lines until /exit or end of input; run each as a turn. 1 if any turn failed."""
     view = TerminalView(out)
-    session = new_session_id()
+    session, resume = new_session_id(), Resume(agent.store)
     if interactive:
         print(f"larkbot chat — {HELP}", file=view.out)
     while True:
@@ -119,14 +120,13 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
             continue
         if text in ("/exit", "/quit"):
             break
-        if text == "/new":
-            session = new_session_id()
-            view.line("(new conversation)")
-            continue
         if not interactive:
             view.line(f"› {text}")  # piped input: show what was asked next to the answer
-        if text == "/help":
-            view.line(HELP)
+        done = await run_command(text, session, resume)
+        if done is not None:
+            session, lines = done
+            for shown in lines:
+                view.line(shown)
             continue
         ctx = RequestContext.local_owner(session)  # the terminal's user is the owner
         async for event in agent.stream_chat(session, text, ctx):

@@ -12,14 +12,15 @@ from rich.console import Console
 from rich.text import Text
 
 from larkbot.agent import Agent
+from larkbot.chat_commands import Resume, run_command
 from larkbot.chat_view import LineReader, RichView
 from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.context import RequestContext
 from larkbot.terminal import new_session_id
 
-HELP = (
-    "Type a message. Ctrl-C stops an answer (the conversation is kept); Ctrl-C at the prompt "
-    "or Ctrl-D quits. /new starts a new conversation, /exit quits."
+HELP = "Type a message; /help lists the commands. Ctrl-C stops an answer, Ctrl-D quits."
+KEYS = (
+    "Keys: Ctrl-C stops an answer (the conversation is kept); Ctrl-C at the prompt or Ctrl-D quits."
 )
 PROMPT = Text("› ", style="bold cyan")
 
@@ -92,6 +93,7 @@ async def rich_loop(agent: Agent, view: RichView, reader: LineReader, banner: st
     """Read and answer until Ctrl-D, /exit or Ctrl-C at the prompt. 1 if any turn failed."""
     console, loop = view.console, asyncio.get_running_loop()
     session, quit_ = new_session_id(), asyncio.Event()
+    resume = Resume(agent.store)
     turn: asyncio.Task[None] | None = None
 
     def on_interrupt() -> None:
@@ -113,13 +115,13 @@ async def rich_loop(agent: Agent, view: RichView, reader: LineReader, banner: st
             text = line.strip()
             if text in ("/exit", "/quit"):
                 break
-            if text in ("", "/help"):
-                if text:
-                    console.print(HELP, style="dim")
+            if not text:
                 continue
-            if text == "/new":
-                session = new_session_id()
-                console.print("(new conversation)", style="dim")
+            done = await run_command(text, session, resume, KEYS)
+            if done is not None:  # the consent kept per session follows `session` (gate)
+                session, lines = done
+                for shown in lines:
+                    console.print(Text(shown), style="dim")
                 continue
             turn = asyncio.create_task(_turn(agent, view, session, text))
             await asyncio.wait({turn})

@@ -233,6 +233,8 @@ class Settings(Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     home: Path = Field(default_factory=lambda: larkbot_home(), exclude=True)
     source: Path | None = Field(default=None, exclude=True)
+    # the file `source` would be when none existed at load: created later, it is read live
+    lookup: Path | None = Field(default=None, exclude=True)
     unset_vars: list[tuple[str, str]] = Field(default_factory=list, exclude=True)
 
     @property
@@ -334,37 +336,43 @@ def load_settings(explicit: str | os.PathLike[str] | None = None) -> Settings:
                 f"Config file {path} does not exist. "
                 "Copy config.example.yaml there, or drop --config/LARKBOT_CONFIG to use defaults."
             )
-        return parse_settings({}, None)
+        settings = parse_settings({}, None)
+        settings.lookup = path
+        return settings
     return parse_settings(_read_yaml(path), path)
 
 
 class LiveSettings:
-    """Settings whose `tools:` section is re-read when the file changes (mtime, at most 1/s)."""
+    """Settings whose `tools:` section is re-read when the file changes (mtime, at most 1/s).
+
+    With no file at start, the path the lookup would have read is watched: a config created
+    there later is picked up like an edit.
+    """
 
     def __init__(self, settings: Settings, check_interval: float = 1.0) -> None:
         self._settings = settings
+        self._path = settings.source or settings.lookup
         self._interval = check_interval
         self._checked = time.monotonic()
         self._mtime = self._stat()
 
     def _stat(self) -> float | None:
-        src = self._settings.source
         try:
-            return src.stat().st_mtime if src else None
+            return self._path.stat().st_mtime if self._path else None
         except OSError:
             return None
 
     def get(self) -> Settings:
         """The current settings, refreshing `tools:` if the file changed since the last check."""
         now = time.monotonic()
-        if self._settings.source is None or now - self._checked < self._interval:
+        if self._path is None or now - self._checked < self._interval:
             return self._settings
         self._checked = now
         mtime = self._stat()
         if mtime is not None and mtime != self._mtime:
             self._mtime = mtime
             try:
-                fresh = parse_settings(_read_yaml(self._settings.source), self._settings.source)
+                fresh = parse_settings(_read_yaml(self._path), self._path)
             except ConfigError:
                 from larkbot.logs import get_logger
 

@@ -146,3 +146,50 @@ def test_warnings_stay_in_the_status_line_not_in_the_transcript() -> None:
     view.show(TextDelta("The **answer**."))
     view.end()
     assert "The answer." in out.getvalue() and "llm_retry" not in out.getvalue()
+
+
+@pytest.mark.timeout(180)  # a real process in a pty; slow on a loaded machine
+async def test_help_lists_commands_and_resume_brings_back_the_sessions_consent(
+    home: Path, fake_llm: FakeLLM
+) -> None:
+    (home / "tools").mkdir()
+    (home / "tools" / "touch.py").write_text(CONSENT_PLUGIN)
+    for name in ("a", "b", "c"):
+        fake_llm.reply_tools(FakeToolCall("touch", {"path": f"/tmp/larkbot-touch/{name}"}))
+        fake_llm.reply_text(f"Done {name}.")
+    child = _spawn(home, fake_llm)
+    try:
+        await _expect(child, "› ")
+        child.sendline("/help")
+        listed = await _expect(child, "› ")
+        assert "/resume" in listed and "/new" in listed and "Ctrl-C" in listed
+        assert "larkbot chat" not in listed  # the commands, not the banner again
+        child.sendline("make a")
+        await _expect(child, r"\? ")
+        child.sendline("s")  # everything under /tmp/larkbot-touch, for this session
+        await _expect(child, "Done a")
+        await _expect(child, "› ")
+        child.sendline("/new")
+        await _expect(child, "› ")
+        child.sendline("make b")  # another conversation: asked again
+        assert "wants to: create /tmp/larkbot-touch/b" in await _expect(child, r"\? ")
+        child.sendline("y")
+        await _expect(child, "Done b")
+        await _expect(child, "› ")
+        child.sendline("/resume")
+        await _expect(child, "1. ")
+        await _expect(child, "› ")
+        child.sendline("/resume 1")  # the first one, with what was allowed in it
+        await _expect(child, "continuing make a")
+        await _expect(child, "› ")
+        child.sendline("make c")
+        shown = await _expect(child, "Done c")
+        assert "created /tmp/larkbot-touch/c" in shown and "wants to" not in shown
+        users = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"]
+        assert users == ["make a", "make c"]
+        await _expect(child, "› ")
+        child.sendeof()
+        await _expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0

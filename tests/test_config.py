@@ -107,6 +107,20 @@ def test_tools_section_hot_reloads(home: Path, tmp_path: Path) -> None:
     assert live.get().llm.model == "a"  # only tools: is live; the rest needs a restart
 
 
+def test_a_config_created_after_start_is_read_live(home: Path) -> None:
+    settings = load_settings()  # `serve` with no config file yet
+    assert settings.source is None
+    live = LiveSettings(settings, check_interval=0)
+    assert live.tools().web_search.provider == "duckduckgo"
+    # the file the lookup would have read ($LARKBOT_HOME/config.yaml) appears: read, no restart
+    write(home / "config.yaml", "tools: {web_search: {provider: tavily, api_key: k}}\n")
+    assert live.tools().web_search.provider == "tavily"
+    path = home / "config.yaml"
+    write(path, "tools: {web_search: {provider: searxng}}\n")
+    os.utime(path, (os.path.getmtime(path) + 5, os.path.getmtime(path) + 5))
+    assert live.tools().web_search.provider == "searxng"  # and edits after that, too
+
+
 def test_broken_reload_keeps_last_good(home: Path, tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", "tools: {web_search: {provider: searxng}}\n")
     live = LiveSettings(load_settings(path), check_interval=0)

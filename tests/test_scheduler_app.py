@@ -78,6 +78,11 @@ async def test_chat_writes_jobs_that_serve_fires(home: Path) -> None:
             assert tool is not None
             result = await call_tool(tool, job_id="note", prompt="记一下", interval_minutes=5)
             assert "Created note: every 5 min" in str(result)
+            result = await call_tool(tool, job_id="daily", prompt="p", cron="0 9 * * 1,3")
+            assert "Created daily: every Mon, Wed 09:00" in str(result)  # `larkbot chat`: English
+            listed = await call_tool(core.registry.get("schedule_list"))  # type: ignore[arg-type]
+            assert "daily: every Mon, Wed 09:00 (0 9 * * 1,3)" in str(listed)
+            assert await svc.remove("daily")
         assert "scheduler" not in core.runtime.services
         agent = ScriptedAgent(["noted"])
         leader = ScheduleService(settings, core.db, agent=agent, poll_seconds=0.2, lease_seconds=1)
@@ -115,10 +120,12 @@ def test_jobs_cli_list_show_remove(home: Path, capsys: pytest.CaptureFixture[str
 
     assert jobs("list") == 0
     out = capsys.readouterr().out
-    assert "morning: 工作日 09:00 (0 9 * * 1-5)" in out and "Asia/Shanghai" in out
+    # the CLI speaks English: the schedule too, not the Lark reader's "工作日 09:00"
+    assert "morning: weekdays 09:00 (0 9 * * 1-5)" in out and "Asia/Shanghai" in out
     assert jobs("show", "morning") == 0
     out = capsys.readouterr().out
     assert "session:   schedule:morning" in out and "oc_chat" in out
+    assert "schedule:  weekdays 09:00 (0 9 * * 1-5)" in out and "工作日" not in out
     assert jobs("show", "nope") == 1
     shanghai = ZoneInfo("Asia/Shanghai")
     before = datetime.now(shanghai).strftime("%Y-%m-%d %H:%M")

@@ -37,6 +37,22 @@ def test_valid_cron_and_its_words(expr: str, words: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("expr", "words"),
+    [
+        ("0 9 * * *", "daily 09:00"),
+        ("30 8 * * 1-5", "weekdays 08:30"),
+        ("0 10 * * 0,6", "weekends 10:00"),
+        ("0 9 * * 1,3", "every Mon, Wed 09:00"),
+        ("0 18 * * 7", "every Sun 18:00"),
+        ("0 9 1 * *", "monthly on day 1, 09:00"),
+        ("0 9-17 * * *", "0 9-17 * * *"),
+    ],
+)
+def test_english_words_for_the_cli(expr: str, words: str) -> None:
+    assert describe(cron_trigger(expr, TZ), expr, lang="en") == words
+
+
+@pytest.mark.parametrize(
     ("expr", "message"),
     [
         ("0 9 * * * *", "5 fields.*got 6.*seconds are not supported"),

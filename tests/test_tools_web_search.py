@@ -244,6 +244,20 @@ async def test_searxng_base_url_env_switches_default_provider(
     assert route.called and "1. Searx 1" in result.content
 
 
+async def test_searxng_base_url_wins_over_the_copied_example_config(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the compose path: config.example.yaml copied as is (it names duckduckgo, no base_url)
+    example = Path(__file__).resolve().parent.parent / "config.example.yaml"
+    config.write_text(example.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("SEARXNG_BASE_URL", "http://searxng:8080")
+    ddg = FakeDdg()
+    with respx.mock:
+        route = respx.get("http://searxng:8080/search").respond(200, json={"results": SEARX_ROWS})
+        result = await make_tool(config, ddg).run(query="q", max_results=1)
+    assert route.called and "(SearXNG;" in result.content and ddg.calls == []
+
+
 @pytest.mark.parametrize(
     ("cfg", "env", "expected"),
     [
@@ -256,8 +270,10 @@ async def test_searxng_base_url_env_switches_default_provider(
             ("searxng", "http://cfg:2"),
         ),
         ({"base_url": "http://cfg:2"}, "http://env:1", ("duckduckgo", "http://cfg:2")),
-        ({"provider": "tavily"}, "http://env:1", ("tavily", "http://env:1")),
-        ({"provider": "duckduckgo"}, "http://env:1", ("duckduckgo", "http://env:1")),
+        ({"provider": "tavily", "api_key": "k"}, "http://env:1", ("tavily", "http://env:1")),
+        ({"provider": "tavily"}, "http://env:1", ("searxng", "http://env:1")),  # no key: unusable
+        # the example config names duckduckgo: SEARXNG_BASE_URL still selects SearXNG
+        ({"provider": "duckduckgo"}, "http://env:1", ("searxng", "http://env:1")),
     ],
 )
 def test_searxng_base_url_rule(cfg: dict[str, Any], env: str, expected: tuple[str, str]) -> None:

@@ -209,6 +209,9 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".schedule-when")).to_have_text("every 60 min")
         standup = page.locator(".schedule[data-job-id=standup] .schedule-when")
         await expect(standup).to_have_text("every Mon, Wed 09:30 (Asia/Shanghai)")  # not UTC
+        # the run times are the browser's: that zone is named too
+        await expect(card.locator(".schedule-next")).to_contain_text("(your time, UTC)")
+        await expect(card.locator(".schedule-last .label")).to_contain_text("(your time, UTC)")
         await page.click("#lang")  # and in Chinese
         await expect(page.locator("#nav-schedules")).to_have_text("定时任务")
         await card.locator(".schedule-runs summary").click()  # the view was redrawn in Chinese
@@ -216,6 +219,7 @@ async def test_scheduled_tasks_view_shows_the_last_run(home: Path, fake_llm: Fak
         await expect(card.locator(".schedule-next")).to_contain_text("下次运行")
         await expect(card.locator(".schedule-when")).to_have_text("每 60 分钟")
         await expect(standup).to_have_text("每周一、三 09:30 (Asia/Shanghai)")
+        await expect(card.locator(".schedule-next")).to_contain_text("（你的时间：UTC）")
         await page.screenshot(path=shot_path("5-scheduled-tasks-zh"))
 
 

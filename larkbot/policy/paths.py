@@ -41,7 +41,7 @@ def _sqlite_file(url: str) -> Path | None:
 def protected_roots(settings: Settings) -> tuple[list[Path], list[Path]]:
     """(protected roots, open exceptions inside them) for these settings."""
     roots = [resolve(str(settings.home)), resolve(str(settings.secrets_dir))]
-    for extra in (settings.source, _sqlite_file(settings.storage.url)):
+    for extra in (settings.source, settings.lookup, _sqlite_file(settings.storage.url)):
         if extra is not None:
             roots.append(resolve(str(extra)))
     return roots, [resolve(str(settings.knowledge_dir))]

@@ -46,7 +46,7 @@ async def _act(service: ScheduleService, action: str, job_id: str) -> int:
         else:
             print(f"{len(jobs)} scheduled task(s), times in {service.tz}:")
             for job in jobs:
-                print(job.line(service.tz))
+                print(job.line(service.tz, lang="en"))  # the CLI speaks English
         return 0
     if action == "show":
         info = await service.get(job_id)

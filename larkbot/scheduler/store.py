@@ -161,6 +161,7 @@ class JobInfo:
     target: dict[str, str]
     creator: dict[str, Any]
     timezone: str
+    trigger_words_en: str = ""  # the same in English (the CLI, `larkbot chat`)
 
     @classmethod
     def from_job(cls, job: Job) -> JobInfo:
@@ -175,16 +176,22 @@ class JobInfo:
             target=dict(kw.get("target") or {}),
             creator=dict(kw.get("creator") or {}),
             timezone=str(kw.get("timezone", "")),
+            trigger_words_en=describe(job.trigger, job.name, lang="en"),
         )
+
+    def words(self, lang: str = "zh") -> str:
+        """The schedule in words for these readers: "zh" (Lark's) or "en"."""
+        english = lang == "en" and self.trigger_words_en
+        return self.trigger_words_en if english else self.trigger_words
 
     def where(self) -> str:
         """The delivery target in words."""
         chat = self.target.get("chat_id")
         return f"chat {chat}" if chat else f"{self.target.get('channel', 'cli')} (logged only)"
 
-    def line(self, tz: tzinfo) -> str:
+    def line(self, tz: tzinfo, lang: str = "zh") -> str:
         """One line for `schedule_list` and `larkbot jobs list`."""
-        words = self.trigger_words
+        words = self.words(lang)
         if words != self.schedule:
             words = f"{words} ({self.schedule})"
         return (
@@ -192,12 +199,12 @@ class JobInfo:
             f"{self.where()} · prompt: {self.prompt[:120]}"
         )
 
-    def details(self, tz: tzinfo) -> str:
+    def details(self, tz: tzinfo, lang: str = "en") -> str:
         """Every field, for `larkbot jobs show`."""
         return "\n".join(
             [
                 f"id:        {self.id}",
-                f"schedule:  {self.trigger_words} ({self.schedule})",
+                f"schedule:  {self.words(lang)} ({self.schedule})",
                 f"next run:  {fmt_time(self.next_run_time, tz)}",
                 f"target:    {self.where()} thread={self.target.get('thread_id') or '-'}",
                 f"creator:   {self.creator.get('open_id', '?')} "

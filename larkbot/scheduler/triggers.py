@@ -120,29 +120,33 @@ def interval_trigger(minutes: int, tz: tzinfo) -> IntervalTrigger:
     return IntervalTrigger(minutes=minutes, timezone=tz)
 
 
-def describe(trigger: BaseTrigger, fallback: str = "") -> str:
-    """The trigger in words ("每天 09:00", "工作日 09:00", "每周一 09:00", "every 30 min")."""
+_ZH_KINDS = {"daily": "每天", "weekdays": "工作日", "weekends": "周末"}
+
+
+def describe(trigger: BaseTrigger, fallback: str = "", lang: str = "zh") -> str:
+    """The trigger in words: "每天 09:00", "工作日 09:00", "每周一 09:00" for Lark readers
+    (`lang="zh"`), "daily 09:00", "weekdays 09:00", "every Mon 09:00" in English."""
     if isinstance(trigger, IntervalTrigger):
         minutes = int(trigger.interval_length // 60)
         return f"every {minutes} min"
     if not isinstance(trigger, CronTrigger):
         return fallback or str(trigger)
+    en = lang == "en"
     f = {field.name: str(field) for field in trigger.fields}
     at = _clock(f.get("hour", ""), f.get("minute", ""))
     plain = f.get("day") == "*" and f.get("month") == "*"
     if at and plain:
         days = f.get("day_of_week", "*")
-        if days == "*":
-            return f"每天 {at}"
-        if days == "mon,tue,wed,thu,fri":
-            return f"工作日 {at}"
-        if days == "sat,sun":
-            return f"周末 {at}"
+        kind = {"*": "daily", "mon,tue,wed,thu,fri": "weekdays", "sat,sun": "weekends"}.get(days)
+        if kind:
+            return f"{kind if en else _ZH_KINDS[kind]} {at}"
         names = days.split(",")
         if all(n in _ZH_DAYS for n in names):
+            if en:
+                return "every " + ", ".join(n.capitalize() for n in names) + f" {at}"
             return "每周" + "、".join(_ZH_DAYS[n] for n in names) + f" {at}"
     if at and f.get("month") == "*" and f.get("day_of_week") == "*" and f["day"].isdigit():
-        return f"每月 {f['day']} 日 {at}"
+        return f"monthly on day {f['day']}, {at}" if en else f"每月 {f['day']} 日 {at}"
     return fallback or str(trigger)
 
 

@@ -14,6 +14,11 @@ from tools.runtime import ToolRuntime
 _JOB_ID = re.compile(r"^[\w.:-]{1,64}$")
 
 
+def _lang(ctx: RequestContext) -> str:
+    """The schedule's wording: Chinese for Lark readers, English in the terminal and the web."""
+    return "zh" if ctx.interface == "lark" else "en"
+
+
 class _ScheduleTool(ContextTool):
     """Shared lookup of the live ScheduleService (registered by `serve` and `chat`)."""
 
@@ -83,7 +88,7 @@ class ScheduleCreateTool(_ScheduleTool):
             return ToolResult(str(err), is_error=True)
         where = "this chat" if info.target.get("chat_id") else "the log (no chat)"
         return (
-            f"Created {info.id}: {info.trigger_words}; next run "
+            f"Created {info.id}: {info.words(_lang(ctx))}; next run "
             f"{fmt_time(info.next_run_time, svc.tz)}; results go to {where}."
         )
 
@@ -105,7 +110,7 @@ class ScheduleListTool(_ScheduleTool):
         if not jobs:
             return "No scheduled tasks."
         return f"{len(jobs)} scheduled task(s), times in {svc.tz}:\n" + "\n".join(
-            j.line(svc.tz) for j in jobs
+            j.line(svc.tz, _lang(ctx)) for j in jobs
         )
 
 

@@ -60,15 +60,17 @@ class Choice:
 
 
 def choose_provider(cfg: WebSearchConfig, env: Mapping[str, str]) -> Choice:
-    """Apply the rules: base_url from config, else SEARXNG_BASE_URL, which also selects
-    searxng unless the config names another provider explicitly."""
+    """Apply the rules: base_url from config, else SEARXNG_BASE_URL, which then also selects
+    searxng — whatever provider the config names (the example config names duckduckgo, and a
+    compose user who copies it must not keep DuckDuckGo with the SearXNG container unused),
+    except Tavily with an API key: a paid key is a deliberate choice."""
     provider, base_url = cfg.provider, cfg.base_url.strip()
+    key = cfg.api_key.get_secret_value().strip()
     env_url = env.get("SEARXNG_BASE_URL", "").strip()
     if not base_url and env_url:
         base_url = env_url
-        if "provider" not in cfg.model_fields_set:
+        if not (provider == "tavily" and key):
             provider = "searxng"
-    key = cfg.api_key.get_secret_value().strip()
     return Choice(provider, base_url.rstrip("/"), key, cfg.timeout_seconds)
 
 

@@ -1,10 +1,12 @@
 // The larkbot web page: log in, chat over POST /chat (AG-UI events over SSE), consent cards,
 // ui_card as A2UI, tool steps, the session list and the scheduled-tasks view. No build step.
-import { t, applyStrings, locale, toggleLanguage } from "./i18n.js";
+import { t, applyStrings, label, toggleLanguage } from "./i18n.js";
 import { setMarkdown } from "./markdown.js";
 import { A2uiProcessor } from "./a2ui.js";
 import { $, api, node, showLogin } from "./dom.js";
 import { loadSchedules } from "./schedules.js";
+import { hideExamples, showExamples } from "./examples.js";
+import { consentCard, resolveConsent } from "./consent_card.js";
 
 const state = { session: null, run: null, lastEventId: null, busy: false };
 const a2ui = new A2uiProcessor();
@@ -20,9 +22,12 @@ async function login(event) {
     $("login").hidden = true;
     $("token").value = "";
     $("login-error").textContent = "";
+    delete $("login-error").dataset.i18n;
     await loadSessions();
+    if (!state.session) showExamples(sendExample);
   } else {
-    $("login-error").textContent = resp.status === 429 ? t("tooMany") : t("wrongToken");
+    $("login-error").dataset.i18n = resp.status === 429 ? "tooMany" : "wrongToken";
+    $("login-error").textContent = t($("login-error").dataset.i18n);
   }
 }
 
@@ -30,8 +35,9 @@ async function login(event) {
 function scrollDown() { const m = $("messages"); m.scrollTop = m.scrollHeight; }
 
 function addMessage(role, text) {
+  hideExamples();
   const box = node("article", `msg ${role}`);
-  box.append(node("div", "who", role === "user" ? t("you") : t("bot")));
+  box.append(label("div", "who", role === "user" ? "you" : "bot"));
   const body = node("div", "body");
   if (role === "user") body.textContent = text; else setMarkdown(body, text);
   box.append(body);
@@ -40,57 +46,22 @@ function addMessage(role, text) {
   return body;
 }
 
+// A line of the page's own (an error, "Stopped."): its words follow the 中/EN switch.
+function addNotice(key, detail) {
+  const body = addMessage("error", "");
+  body.replaceChildren(label("span", null, key));
+  if (detail) body.append(document.createTextNode(`: ${detail}`));
+}
+
 function toolStep(id, name) {
   const step = node("details", "tool-step running");
   step.dataset.callId = id;
   const summary = node("summary");
-  summary.append(node("span", "tool-mark", "⚙"), node("code", null, name), node("span", "tool-state", t("running")));
+  summary.append(node("span", "tool-mark", "⚙"), node("code", null, name), label("span", "tool-state", "running"));
   step.append(summary, node("pre", "tool-args"), node("pre", "tool-result"));
   $("messages").append(step);
   scrollDown();
   return step;
-}
-
-function consentCard(value) {
-  const card = node("div", "consent-card");
-  card.dataset.requestId = value.request_id;
-  card.append(node("div", "consent-title", t("consentTitle")));
-  const what = node("div", "consent-what");
-  what.append(node("code", null, value.tool), document.createTextNode(" " + value.description));
-  card.append(what);
-  if (value.always) card.append(node("div", "consent-always", t("alwaysAsk")));
-  if (value.sources && value.sources.length) {  // untrusted text read this turn raised the bar
-    const list = node("ul", "consent-sources");
-    for (const source of value.sources) list.append(node("li", null, source));
-    card.append(node("div", "consent-sources-title", t("untrusted")), list);
-  }
-  card.append(node("div", "consent-expiry", `${t("expires")}: ${new Date(value.expires_at).toLocaleTimeString(locale())}`));
-  const buttons = node("div", "consent-buttons");
-  const choices = [["allow_once", t("allowOnce"), "primary"]];
-  if (!value.always) choices.push(["allow_session", t("allowSession"), ""]);
-  choices.push(["deny", t("deny"), "danger"]);
-  for (const [decision, label, cls] of choices) {
-    const b = node("button", cls, label);
-    b.type = "button";
-    b.dataset.decision = decision;
-    b.addEventListener("click", async () => {
-      for (const other of buttons.querySelectorAll("button")) other.disabled = true;
-      const resp = await api("POST", `/api/consent/${encodeURIComponent(value.request_id)}`, { decision });
-      if (!resp.ok && resp.status !== 409) for (const other of buttons.querySelectorAll("button")) other.disabled = false;
-    });
-    buttons.append(b);
-  }
-  card.append(buttons);
-  $("messages").append(card);
-  scrollDown();
-}
-
-function resolveConsent(value) {
-  const card = document.querySelector(`.consent-card[data-request-id="${CSS.escape(value.request_id)}"]`);
-  if (!card) return;
-  const words = { allow_once: t("allowed"), allow_session: t("allowed"), deny: t("denied"), expired: t("expired"), cancelled: t("cancelled") };
-  card.classList.add("resolved", value.decision.startsWith("allow") ? "allowed" : "refused");
-  card.querySelector(".consent-buttons").replaceChildren(node("span", "consent-outcome", words[value.decision] || value.decision));
 }
 
 function showA2ui(messages) {
@@ -100,13 +71,18 @@ function showA2ui(messages) {
     wrap.append(root);
     $("messages").append(wrap);
   }
-  if (error) $("messages").append(node("div", "a2ui-error", `${t("cardError")}: ${error.message}`));
+  if (error) {
+    const box = node("div", "a2ui-error");
+    box.append(label("span", null, "cardError"), `: ${error.message}`);
+    $("messages").append(box);
+  }
   scrollDown();
 }
 
 function showAttachment(value) {
+  hideExamples();
   const box = node("article", "msg assistant attachment");
-  box.append(node("div", "who", t("bot")));
+  box.append(label("div", "who", "bot"));
   const body = node("div", "body");
   if (value.kind === "image" && value.url) {
     const img = node("img", "attachment-image");
@@ -159,7 +135,9 @@ function apply(view, ev) {
     case "REASONING_MESSAGE_START": {
       // the model's chain of thought: a collapsed panel, never part of the answer
       const panel = node("details", "thinking");
-      panel.append(node("summary", null, `💭 ${t("thinking")}`), node("pre"));
+      const summary = node("summary", null, "💭 ");
+      summary.append(label("span", null, "thinking"));
+      panel.append(summary, node("pre"));
       $("messages").append(panel);
       view.thinking = panel.querySelector("pre");
       break;
@@ -185,7 +163,9 @@ function apply(view, ev) {
       step.classList.remove("running");
       step.classList.add(failed ? "failed" : "ok");
       step.querySelector(".tool-mark").textContent = failed ? "✗" : "✓";
-      step.querySelector(".tool-state").textContent = failed ? t("failed") : t("done");
+      const stateLabel = step.querySelector(".tool-state");
+      stateLabel.dataset.i18n = failed ? "failed" : "done";
+      stateLabel.textContent = t(stateLabel.dataset.i18n);
       step.querySelector(".tool-result").textContent = typeof ev.content === "string" ? ev.content : JSON.stringify(ev.content);
       break;
     }
@@ -196,10 +176,10 @@ function apply(view, ev) {
       else if (ev.name === "attachment") showAttachment(ev.value);
       break;
     case "RUN_FINISHED":  // a stopped turn ends with the cancelled outcome, not as a failure
-      if (ev.outcome && ev.outcome.type === "cancelled") addMessage("error", t("stopped"));
+      if (ev.outcome && ev.outcome.type === "cancelled") addNotice("stopped");
       break;
     case "RUN_ERROR":
-      addMessage("error", `${t("error")}: ${ev.message}`);
+      if (ev.code === "cancelled") addNotice("stopped"); else addNotice("error", ev.message);
       break;
   }
 }
@@ -244,7 +224,7 @@ async function follow(resp, view) {
     let ended = false;
     try { ended = await readStream(resp, view); } catch { ended = false; }
     if (ended || !state.lastEventId) return;
-    addMessage("error", t("reconnecting"));
+    addNotice("reconnecting");
     resp = await resume(state.lastEventId);
     if (!resp.ok) return;
   }
@@ -282,7 +262,7 @@ async function send(event) {
     const body = { message: text };
     if (state.session) body.session_id = state.session;
     const resp = await api("POST", "/chat", body);
-    if (!resp.ok) { addMessage("error", `${t("error")}: ${(await resp.json()).msg}`); return; }
+    if (!resp.ok) { addNotice("error", (await resp.json()).msg); return; }
     await follow(resp, view);
   } finally {
     setBusy(false);
@@ -304,9 +284,10 @@ async function loadSessions() {
   list.replaceChildren();
   for (const s of sessions) {
     const li = node("li", s.id === state.session ? "active" : "");
-    const open = node("button", "session-open", s.title || t("untitled"));
+    const open = s.title ? node("button", "session-open", s.title) : label("button", "session-open", "untitled");
     open.addEventListener("click", () => openSession(s.id));
     const del = node("button", "session-delete icon", "×");
+    del.dataset.i18nTitle = "deleteChat";
     del.title = t("deleteChat");
     del.addEventListener("click", async () => {
       await api("DELETE", `/api/sessions/${encodeURIComponent(s.id)}`);
@@ -321,7 +302,14 @@ async function loadSessions() {
 function newChat() {
   state.session = null;
   $("messages").replaceChildren();
+  showExamples(sendExample);
   showChat();
+}
+
+// An example prompt clicked on the empty page: sent as if typed.
+function sendExample(text) {
+  $("input").value = text;
+  $("composer").requestSubmit();
 }
 
 async function openSession(id) {
@@ -337,7 +325,9 @@ async function openSession(id) {
       for (const call of m.tool_calls || []) {
         const step = toolStep(call.id, call.function.name);
         step.classList.remove("running");
-        step.querySelector(".tool-state").textContent = "";
+        const stateLabel = step.querySelector(".tool-state");
+        delete stateLabel.dataset.i18n;  // a stored call: no state to show
+        stateLabel.textContent = "";
         step.querySelector(".tool-args").textContent = call.function.arguments;
       }
     } else if (m.role === "tool") {
@@ -380,4 +370,4 @@ $("lang").addEventListener("click", () => {
 });
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
-loadSessions().catch(() => {});
+loadSessions().then(() => { if (!state.session) showExamples(sendExample); }).catch(() => {});

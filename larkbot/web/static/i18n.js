@@ -15,6 +15,11 @@ const STRINGS = {
     reconnecting: "Connection lost; reconnecting…", untitled: "(untitled)",
     untrusted: "Asked because this turn read text you did not write:",
     cardError: "This card could not be shown",
+    examplesTitle: "Try one of these:", example1: "What can you do?",
+    example2: "Search the web for today's top tech news and summarise it",
+    example3: "Every weekday at 09:00, remind me to check my calendar",
+    example4: "Compare three budget phones in a table",
+    yourTime: " (your time, {zone})",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -31,6 +36,11 @@ const STRINGS = {
     reconnecting: "连接中断，正在重连…", untitled: "（无标题）",
     untrusted: "之所以询问，是因为本轮读取了并非你写的内容：",
     cardError: "此卡片无法显示",
+    examplesTitle: "可以试试：", example1: "你能做什么？",
+    example2: "搜索今天的科技要闻并总结",
+    example3: "每个工作日早上 9 点提醒我看日程",
+    example4: "用表格对比三款千元手机",
+    yourTime: "（你的时间：{zone}）",
   },
 };
 
@@ -44,11 +54,37 @@ export function t(key) {
 // The BCP 47 tag of the current language (dates and times are written in it).
 export function locale() { return lang === "zh" ? "zh-CN" : "en"; }
 
+// A string with `code` spans: the code as <code>, never as HTML (no innerHTML).
+export function setText(el, text) {
+  el.replaceChildren(...text.split("`").map((part, i) => {
+    if (i % 2 === 0) return document.createTextNode(part);
+    const code = document.createElement("code");
+    code.textContent = part;
+    return code;
+  }));
+}
+
+// Page chrome in the current language: [data-i18n] text (also what messages already shown
+// carry: consent cards, tool states, labels), [data-i18n-title] tooltips, [data-i18n-time]
+// clock times (ISO), so the 中/EN switch redraws them; what the model wrote is left alone.
 export function applyStrings(root = document) {
   document.documentElement.lang = locale();
-  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll("[data-i18n]")) setText(el, t(el.dataset.i18n));
+  for (const el of root.querySelectorAll("[data-i18n-title]")) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll("[data-i18n-time]")) {
+    el.textContent = new Date(el.dataset.i18nTime).toLocaleTimeString(locale());
+  }
   const input = document.getElementById("input");
   if (input) input.placeholder = t("placeholder");
+}
+
+// An element whose text is the string `key`, redrawn in the other language by applyStrings.
+export function label(tag, cls, key) {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  el.dataset.i18n = key;
+  setText(el, t(key));
+  return el;
 }
 
 export function toggleLanguage() {

@@ -33,9 +33,11 @@ function when(value) {
 export async function loadSchedules() {
   const resp = await api("GET", "/api/schedules");
   const { schedules, timezone } = await resp.json();
-  // a cron job's clock time is in the scheduler's zone: say which when the browser's differs
+  // two zones meet here, both named: a cron job's clock time is in the scheduler's zone, the
+  // run times below in the browser's (09:30 Asia/Shanghai is 01:30 in UTC)
   const here = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const zoneNote = timezone && timezone !== here ? ` (${timezone})` : "";
+  const zoneNote = timezone ? ` (${timezone})` : "";
+  const hereNote = t("yourTime").replace("{zone}", here);
   const box = $("schedules");
   box.replaceChildren();
   if (!schedules.length) box.append(node("p", "empty", t("noSchedules")));
@@ -51,9 +53,9 @@ export async function loadSchedules() {
       loadSchedules();
     });
     head.append(remove);
-    card.append(head, node("p", "schedule-prompt", job.prompt), node("p", "schedule-next", `${t("next")}: ${when(job.next_run)}`));
+    card.append(head, node("p", "schedule-prompt", job.prompt), node("p", "schedule-next", `${t("next")}: ${when(job.next_run)}${job.next_run == null ? "" : hereNote}`));
     const last = node("div", "schedule-last");
-    last.append(node("div", "label", `${t("lastRun")}: ${job.last_run ? when(job.last_run.at) : "—"}`));
+    last.append(node("div", "label", `${t("lastRun")}: ${job.last_run ? when(job.last_run.at) + hereNote : "—"}`));
     if (job.last_run) { const a = node("div", "answer"); setMarkdown(a, job.last_run.answer); last.append(a); }
     card.append(last);
     const runs = node("details", "schedule-runs");
