@@ -43,7 +43,7 @@ FEATURES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "chat": ("always", lambda s: True),
     "streaming": ("`lark.streaming: true` (default)", lambda s: bool(s.lark.streaming)),
     "group_all": ("`lark.group_policy: all`", lambda s: s.lark.group_policy == "all"),
-    "workspace": ("`workspace.enabled`", _workspace_on),
+    "workspace": ("`workspace.enabled` (workspace tools, not built yet)", _workspace_on),
 }
 
 

@@ -17,7 +17,7 @@ from larkbot.config_env import ENV_KEYS
 from larkbot.lark.owners import Owners
 from larkbot.scopes import MANIFEST, enabled
 from larkbot.storage.db import Database
-from tests.fakes.lark_app import grant
+from tests.fakes.lark_app import grant, new_app_info
 from tests.fakes.lark_registration import FakeRegistration
 from tests.fakes.lark_server import FakeLark
 
@@ -63,6 +63,8 @@ async def test_first_setup_saves_the_app_and_makes_the_scanner_owner(
     tmp_path: Path, fake_lark: FakeLark
 ) -> None:
     home = tmp_path / "home"
+    fake_lark.app_info = new_app_info("larkbot")  # granted what the scan asked for
+    grant(fake_lark, [n.name for n in MANIFEST if n.kind == "scope" and n.feature == "chat"])
     async with FakeRegistration(app_id=fake_lark.app_id, app_secret=fake_lark.app_secret) as reg:
         reg.brand = "lark"
         code, out, err = await _setup(_env(home, reg, fake_lark), reg)
@@ -85,6 +87,7 @@ async def test_first_setup_saves_the_app_and_makes_the_scanner_owner(
     assert "LARK_MODE=websocket\n" in text  # no webhook token: the long connection
     assert "(Lark)" in out and "ou_creator (who scanned) is now an owner" in out
     assert "persistent connection" in out and "Publish a version" in out
+    assert "cardkit:card:write — without it one plain card" in out  # read back: not granted
     assert await _owners(home) == ["ou_creator"]
 
     os.environ["LARKBOT_HOME"] = str(home)  # the config needs no edit to pick the app up
@@ -101,6 +104,7 @@ async def test_a_rescan_asks_only_for_what_the_app_lacks(
     tmp_path: Path, fake_lark: FakeLark
 ) -> None:
     home = tmp_path / "home"
+    fake_lark.app_info = new_app_info("larkbot")
     wanted = [n for n in MANIFEST if n.feature in ("chat", "streaming")]
     granted = [n.name for n in wanted if n.kind == "scope" and n.name != "cardkit:card:write"]
     grant(fake_lark, granted)

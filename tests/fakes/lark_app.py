@@ -1,6 +1,8 @@
 """FakeLark's application routes: what the app grants, and its long connections.
 
-- GET /open-apis/application/v6/applications/{app_id}?lang=…  → `{"app": fake.app_info}`
+- GET /open-apis/application/v6/applications/{app_id}?lang=…  → `{"app": fake.app_info}`, by
+  default an app set up as `larkbot setup` would (every manifest entry granted, published;
+  `new_app_info` is a just-created one);
   (`fake.self_manage = False` → 99991672, the app lacks application:application:self_manage;
   another app's id → 210504 "app not found");
 - GET /open-apis/event/v1/connection  → `{"online_instance_cnt": fake.online_connections}`.
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from larkbot.scopes import MANIFEST
 from tests.fakes.lark_cardkit import ApiError
 from tests.fakes.lark_routes import ok
 
@@ -31,6 +34,24 @@ def new_app_info(name: str) -> dict[str, Any]:
         "callback_info": {"callback_type": "", "subscribed_callbacks": []},
         "online_version_id": "",
     }
+
+
+def ready_app_info(name: str) -> dict[str, Any]:
+    """An app granting every scope, event and callback of the manifest, with a version online."""
+    info = new_app_info(name)
+    info["scopes"] = [
+        {"scope": n.name, "description": "", "level": 1, "token_types": [n.token]}
+        for n in MANIFEST
+        if n.kind == "scope"
+    ]
+    info["event"] = {
+        "subscription_type": "websocket",
+        "subscribed_events": [n.name for n in MANIFEST if n.kind == "event"],
+    }
+    callbacks = [n.name for n in MANIFEST if n.kind == "callback"]
+    info["callback_info"] = {"callback_type": "websocket", "subscribed_callbacks": callbacks}
+    info["online_version_id"] = "7000000000000000001"
+    return info
 
 
 def grant(fake: FakeLark, scopes: Iterable[str], token: str = "tenant") -> None:

@@ -67,7 +67,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.lark_app import add_app_routes, new_app_info
+from tests.fakes.lark_app import add_app_routes, ready_app_info
 from tests.fakes.lark_cardkit import ApiError, CardKit
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
@@ -136,7 +136,7 @@ class FakeLark:
     rate_limited: list[dict[str, Any]] = field(default_factory=list)  # refused: chat, at, reset
     retried_early: int = 0  # sends to a chat that came before its advertised reset was over
     # application info and long connections (tests/fakes/lark_app.py)
-    app_info: dict[str, Any] = field(default_factory=lambda: new_app_info("larkbot-test"))
+    app_info: dict[str, Any] = field(default_factory=lambda: ready_app_info("larkbot-test"))
     self_manage: bool = True
     app_info_reads: int = 0
     online_connections: int = 0
