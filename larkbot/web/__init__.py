@@ -24,6 +24,7 @@ from larkbot.web.handlers import (
 )
 from larkbot.web.security import guard
 from larkbot.web.service import WebService
+from larkbot.web.setup_api import SETUP_KEY, WebSetup, close_setup, setup_status, start_setup
 
 if TYPE_CHECKING:
     from larkbot.app import App
@@ -55,6 +56,7 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
     """Add the web routes and guard; start/stop the WebService with the application."""
     svc = WebService(app, ping_seconds=ping_seconds)
     web_app[WEB_KEY] = svc
+    web_app[SETUP_KEY] = WebSetup()
     routes = [
         ("GET", "/", handle_page),
         ("GET", "/static/{name:.+}", handle_static),
@@ -70,6 +72,8 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
         ("GET", "/api/schedules", data_api.list_schedules),
         ("DELETE", "/api/schedules/{job_id}", data_api.delete_schedule),
         ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
+        ("POST", "/api/setup/start", start_setup),
+        ("GET", "/api/setup/status", setup_status),
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does
@@ -86,4 +90,5 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
 
     web_app.on_startup.append(on_startup)
     web_app.on_shutdown.append(on_shutdown)
+    web_app.on_cleanup.append(close_setup)
     return svc

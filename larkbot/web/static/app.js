@@ -5,6 +5,7 @@ import { setMarkdown } from "./markdown.js";
 import { A2uiProcessor } from "./a2ui.js";
 import { $, api, node, showLogin } from "./dom.js";
 import { loadSchedules } from "./schedules.js";
+import { checkSetup } from "./setup.js";
 
 const state = { session: null, run: null, lastEventId: null, busy: false };
 const a2ui = new A2uiProcessor();
@@ -20,6 +21,7 @@ async function login(event) {
     $("login").hidden = true;
     $("token").value = "";
     $("login-error").textContent = "";
+    checkSetup().catch(() => {});
     await loadSessions();
   } else {
     $("login-error").textContent = resp.status === 429 ? t("tooMany") : t("wrongToken");
@@ -378,3 +380,4 @@ $("lang").addEventListener("click", () => {
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
 loadSessions().catch(() => {});
+checkSetup().catch(() => {});
