@@ -43,6 +43,10 @@ class AppInfo:
         return [n for n in needs if not self.grants(n)]
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _strings(value: Any) -> frozenset[str]:
     return (
         frozenset(v for v in value if isinstance(v, str))
@@ -64,12 +68,10 @@ def _scopes(items: Any) -> frozenset[tuple[str, str]]:
 
 def parse_app(app: dict[str, Any]) -> AppInfo:
     """`data.app` of the application-info answer → AppInfo (missing parts are empty)."""
-    event = app.get("event") if isinstance(app.get("event"), dict) else {}
-    callback = app.get("callback_info") or app.get("callback") or {}
-    callback = callback if isinstance(callback, dict) else {}
-    scopes = app.get("scopes")
-    if not scopes and isinstance(app.get("online_version"), dict):
-        scopes = app["online_version"].get("scopes")  # older answers keep them per version
+    event = _object(app.get("event"))
+    callback = _object(app.get("callback_info") or app.get("callback"))
+    # OCL falls back to the online version's list when the app lists none itself
+    scopes = app.get("scopes") or _object(app.get("online_version")).get("scopes")
     return AppInfo(
         name=str(app.get("app_name") or ""),
         scopes=_scopes(scopes),
@@ -85,13 +87,10 @@ async def fetch_app_info(client: LarkClient, app_id: str) -> AppInfo:
     """The app's grants, via the tenant token; LarkAPIError when Lark refuses (no self_manage)."""
     path = APPLICATION.format(app_id=quote(app_id, safe=""))
     body = await client.transport.request("GET", path, params={"lang": "zh_cn"})
-    data = body.get("data") if isinstance(body.get("data"), dict) else {}
-    app = data.get("app") if isinstance(data.get("app"), dict) else {}
-    return parse_app(app)
+    return parse_app(_object(_object(body.get("data")).get("app")))
 
 
 async def online_connections(client: LarkClient) -> int:
     """How many long-connection clients Lark has online for this app (any process, anywhere)."""
     body = await client.transport.request("GET", CONNECTION)
-    data = body.get("data") if isinstance(body.get("data"), dict) else {}
-    return int(data.get("online_instance_cnt") or 0)
+    return int(_object(body.get("data")).get("online_instance_cnt") or 0)
