@@ -130,9 +130,16 @@ async def test_a_rescan_asks_only_for_what_the_app_lacks(
     assert len(reg.opened) == 1  # no second QR code was needed
 
 
-async def test_a_denied_scan_fails_with_a_reason(tmp_path: Path, fake_lark: FakeLark) -> None:
-    async with FakeRegistration(outcome="access_denied") as reg:
-        code, _, err = await _setup(_env(tmp_path / "home", reg, fake_lark), reg)
+@pytest.mark.parametrize(
+    ("outcome", "said"),
+    [("access_denied", "cancelled or refused"), ("expired_token", "QR code expired")],
+)
+async def test_a_scan_that_ends_without_an_app_fails_with_a_reason(
+    tmp_path: Path, fake_lark: FakeLark, outcome: str, said: str
+) -> None:
+    async with FakeRegistration(outcome=outcome, slow_down=1) as reg:
+        code, out, err = await _setup(_env(tmp_path / "home", reg, fake_lark), reg)
     assert code == 1
-    assert "cancelled or refused" in err
+    assert said in err
+    assert "poll more slowly: every 5.1 s" in out  # slow_down: the interval grew by 5 s
     assert not (tmp_path / "home" / ".secrets" / "lark.env").exists()

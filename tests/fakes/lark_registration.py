@@ -8,6 +8,7 @@
   phone would), then the outcome: the app's `client_id` / `client_secret` with
   `user_info {open_id, tenant_brand}`, or `access_denied`, or `expired_token`. A Lark-brand
   tenant's pending answers carry `user_info.tenant_brand = "lark"`, as Lark's do.
+`slow_down` answers that many polls `slow_down` first.
 `GET /page/launcher?…` records the link's query (`opened`, with `addons` decoded).
 """
 
@@ -43,6 +44,7 @@ class FakeRegistration:
     brand: str = "feishu"
     outcome: str = "success"  # success | access_denied | expired_token
     interval: float = 0.1
+    slow_down: int = 0  # answer this many polls `slow_down` first (the SDK then waits 5 s more)
     methods: list[str] = field(default_factory=lambda: ["client_secret"])
     domain: str = ""
     calls: list[dict[str, str]] = field(default_factory=list)
@@ -107,6 +109,9 @@ class FakeRegistration:
 
     def _poll_answer(self) -> dict[str, Any]:
         user = {"open_id": self.open_id, "tenant_brand": self.brand}
+        if self.slow_down > 0:
+            self.slow_down -= 1
+            return {"error": "slow_down"}
         if not self.opened:
             pending: dict[str, Any] = {"error": "authorization_pending"}
             if self.brand == "lark":
