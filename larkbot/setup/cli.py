@@ -14,7 +14,7 @@ from larkbot.runtime_factory import new_http_client
 from larkbot.scopes import Need
 from larkbot.setup import qr
 from larkbot.setup.flow import Outcome, Plan, complete, prepare
-from larkbot.setup.registration import SetupError, register
+from larkbot.setup.registration import OnQr, SetupError, register
 from larkbot.setup.steps import remaining_steps
 from larkbot.storage.db import Database
 
@@ -45,7 +45,7 @@ def _describe(plan: Plan) -> None:
         _say(f"  {need.kind} {need.name} ({need.token}) — {need.needed_for}")
 
 
-def _on_qr(show_qr: bool) -> Any:
+def _on_qr(show_qr: bool) -> OnQr:
     def show(url: str, seconds: int) -> None:
         _say(f"Scan with the Lark / Feishu app within {max(seconds // 60, 1)} min, and confirm:")
         if show_qr:
