@@ -112,8 +112,11 @@ async def test_a_rescan_asks_only_for_what_the_app_lacks(
     async with FakeRegistration(app_id=fake_lark.app_id, app_secret=fake_lark.app_secret) as reg:
         env = _env(home, reg, fake_lark)
         env.update(LARK_APP_ID=fake_lark.app_id, LARK_APP_SECRET=fake_lark.app_secret)
+        env["LARKBOT_OWNER_OPEN_IDS"] = "ou_boss"  # confirming a re-scan makes nobody an owner
         code, out, err = await _setup(env, reg, "--app-id", fake_lark.app_id)
         assert code == 0, err
+        assert "ou_creator (who scanned) is no owner" in out
+        assert await _owners(home) == []  # nobody stored (ou_boss is configured)
         link = reg.opened[0]
         assert link["clientID"] == [fake_lark.app_id] and "name" not in link
         assert link["addons"] == {

@@ -68,9 +68,11 @@ def _report(outcome: Outcome) -> None:
     brand = "Lark" if reg.brand == "lark" else "Feishu"
     _say(f"✓ app {reg.app_id} ({brand}) saved to {outcome.saved_to} (mode 0600)")
     _say(f"✓ lark.domain {outcome.domain}, lark.mode {outcome.mode}")
-    if reg.open_id:
-        state = "is now" if outcome.owner_added else "was already"
+    if outcome.owner in ("added", "already"):
+        state = "is now" if outcome.owner == "added" else "was already"
         _say(f"✓ {reg.open_id} (who scanned) {state} an owner")
+    elif outcome.owner == "kept":
+        _say(f"  {reg.open_id} (who scanned) is no owner: `larkbot owner add` if they should be")
     if outcome.note:
         _say(f"! {outcome.note}")
     if outcome.missing and not outcome.published:
@@ -104,9 +106,8 @@ async def _main(settings: Settings, app_id: str | None, *, show_qr: bool) -> int
         try:
             owners = Owners(db, settings.owner.open_ids)
             await owners.init()
-            outcome = await complete(
-                settings, http, reg, lambda open_id: owners.add(open_id, source="setup")
-            )
+            new = plan.app_id is None
+            outcome = await complete(settings, http, reg, owners, new=new)
         finally:
             await db.close()
     _report(outcome)

@@ -1,14 +1,14 @@
 """What a scan asks for, and what happens with its answer (shared by `larkbot setup` and the web).
 
 `prepare` reads the existing app (if any) and keeps only what it lacks; `complete` saves the
-credentials to `$LARKBOT_HOME/.secrets/lark.env` (0600), makes the scanning person an owner,
+credentials to `$LARKBOT_HOME/.secrets/lark.env` (0600), makes the person who created the app
+an owner (on a re-scan only while the bot has none: scanning grants no powers by itself),
 reads the app back and lists what the registration could not do.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +19,11 @@ from larkbot.config_env import SAVED_ENV
 from larkbot.errors import LarkAPIError
 from larkbot.lark.app_info import AppInfo, fetch_app_info
 from larkbot.lark.client import LarkClient
+from larkbot.lark.owners import Owners
 from larkbot.lark.transport import RetryPolicy
 from larkbot.scopes import Need, enabled
 from larkbot.setup.registration import Registered
 from larkbot.setup.steps import remaining_steps
-
-AddOwner = Callable[[str], Awaitable[bool]]
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class Outcome:
     saved_to: Path
     domain: str
     mode: str
-    owner_added: bool
+    owner: str  # added | already | kept (a re-scan while the bot has owners) | unknown
     published: bool = False  # an online version exists (else grants may still be pending)
     missing: list[Need] = field(default_factory=list)  # still not granted after the scan
     steps: list[str] = field(default_factory=list)
@@ -95,12 +94,20 @@ def save_credentials(settings: Settings, reg: Registered) -> Path:
     return path
 
 
+async def _first_owner(owners: Owners, open_id: str, new: bool) -> str:
+    if not open_id:
+        return "unknown"
+    if not new and await owners.has_owner():
+        return "kept"  # whoever confirms a re-scan is no owner for it
+    return "added" if await owners.add(open_id, source="setup") else "already"
+
+
 async def complete(
-    settings: Settings, http: httpx.AsyncClient, reg: Registered, add_owner: AddOwner
+    settings: Settings, http: httpx.AsyncClient, reg: Registered, owners: Owners, *, new: bool
 ) -> Outcome:
-    """Save, make the scanner an owner, read the app back (with the saved settings)."""
+    """Save, make the app's creator an owner, read the app back (with the saved settings)."""
     saved_to = save_credentials(settings, reg)
-    owner_added = bool(reg.open_id) and await add_owner(reg.open_id)
+    owner = await _first_owner(owners, reg.open_id, new)
     fresh = load_settings(settings.source)  # what `serve` will run with from now on
     note = ""
     if fresh.lark.app_id != reg.app_id:
@@ -121,7 +128,7 @@ async def complete(
         saved_to=saved_to,
         domain=fresh.lark.domain,
         mode=fresh.lark.mode,
-        owner_added=owner_added,
+        owner=owner,
         published=current is not None and current.published,
         missing=missing,
         steps=remaining_steps(fresh, reg.app_id, current),

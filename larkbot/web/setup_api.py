@@ -3,7 +3,7 @@
 The page shows the panel while Lark is not configured: start runs one registration in the
 background (the QR code comes back as SVG, drawn here with the same library as the terminal's),
 status says waiting / done / failed. On success the app is saved as `larkbot setup` saves it
-and the scanner becomes an owner; this process keeps its settings, so the answer says to
+and its creator becomes an owner; this process keeps its settings, so the answer says to
 restart `larkbot serve`.
 """
 
@@ -81,8 +81,8 @@ class WebSetup:
                 self.state, self.result = "done", {"app_id": plan.app_id, "steps": steps}
                 return
             reg = await register(settings.lark, plan.ask, self._show, app_id=plan.app_id)
-            add = lambda open_id: app.owners.add(open_id, source="setup")  # noqa: E731
-            self.result = _describe(await complete(settings, http, reg, add))
+            outcome = await complete(settings, http, reg, app.owners, new=plan.app_id is None)
+            self.result = _describe(outcome)
             self.state = "done"
         except asyncio.CancelledError:
             raise
@@ -107,7 +107,7 @@ def _describe(outcome: Outcome) -> dict[str, Any]:
         "brand": reg.brand,
         "domain": outcome.domain,
         "mode": outcome.mode,
-        "owner": reg.open_id,
+        "owner": reg.open_id if outcome.owner in ("added", "already") else "",
         "missing": [f"{n.kind} {n.name}: without it {n.without}" for n in outcome.missing],
         "note": outcome.note,
         "steps": ["Restart `larkbot serve` to connect with the new app.", *outcome.steps],
