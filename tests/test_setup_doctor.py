@@ -14,6 +14,7 @@ from larkbot.lark.client import LarkClient
 from larkbot.setup.doctor import check_scopes
 from larkbot.setup.readyz import lark_app_line
 from tests.fakes.lark_server import FakeLark
+from tests.lark_harness import Served, settings_for
 
 
 def _settings(fake: FakeLark, **lark: Any) -> Settings:
@@ -89,3 +90,13 @@ async def test_readyz_warns_and_asks_lark_once(home: Path, fake_lark: FakeLark) 
     assert "event im.message.receive_v1 missing: the bot hears nothing" in line["detail"]
     assert "2 long connections online for lark.replicas 1" in line["detail"]
     assert again == line and fake_lark.app_info_reads == 1  # Lark's quota: asked once
+
+
+async def test_readyz_has_the_lark_app_line(home: Path, fake_lark: FakeLark, fake_llm: Any) -> None:
+    fake_lark.app_info["online_version_id"] = ""
+    async with (
+        Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s,
+        s.http.get(s.url("/readyz")) as r,
+    ):
+        body = await r.json()
+    assert body["components"]["lark_app"] == {"ok": True, "detail": "no published version"}

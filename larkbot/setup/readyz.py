@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from typing import Any
 
 from larkbot.config import Settings
@@ -16,7 +17,8 @@ from larkbot.scopes import enabled
 # (lark.monthly_call_budget): Lark is asked once per 6 h (~240 calls a month); doctor, always.
 READYZ_SECONDS = 6 * 3600.0
 RETRY_SECONDS = 60.0  # after a failed look (a timeout, Lark down)
-_seen: dict[str, tuple[float, str]] = {}  # app_id -> (asked again after, detail)
+# per Lark client (one per running App): (asked again after, detail)
+_seen: weakref.WeakKeyDictionary[Any, tuple[float, str]] = weakref.WeakKeyDictionary()
 
 
 async def _detail(app: Any) -> str:
@@ -34,7 +36,7 @@ async def _detail(app: Any) -> str:
 
 async def lark_app_line(app: Any, timeout: float) -> dict[str, Any]:
     """`{"ok": True, "detail": …}`, from Lark at most once per READYZ_SECONDS."""
-    key = app.settings.lark.app_id
+    key = app.client
     seen = _seen.get(key)
     if seen is not None and time.monotonic() < seen[0]:
         return {"ok": True, "detail": seen[1]}
