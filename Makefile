@@ -1,4 +1,4 @@
-# The two commands a newcomer needs: `make run` and `make test`. CI runs `make test`.
+# The commands a newcomer needs: `make run`, `make setup` and `make test`. CI runs `make test`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -15,7 +15,7 @@ WITH_PG = pgdir=$$(mktemp -d); trap 'tests/pg_cluster.sh stop "$$pgdir"' EXIT; t
 	url=$${LARKBOT_TEST_PG_URL:-$$(tests/pg_cluster.sh start "$$pgdir")} \
 	  || { echo "could not start the throwaway PostgreSQL cluster (tests/pg_cluster.sh)"; exit 1; };
 
-.PHONY: run test installed bench soak lint fmt typecheck clean image-check web-vendor
+.PHONY: run setup test installed bench soak lint fmt typecheck clean image-check web-vendor
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ $(SYS_STAMP): | $(BIN)/python
 
 run: $(STAMP)
 	$(BIN)/larkbot serve
+
+# One scan with the Lark / Feishu app creates the bot's Lark app (README: Setup).
+setup: $(STAMP)
+	$(BIN)/larkbot setup
 
 # The web page's third-party ES modules are committed (users need no build step); this
 # re-fetches DOMPurify and marked from npm at the pinned versions, and rebuilds the official

@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner, web-token."""
+"""The `larkbot` command: serve, chat, doctor, setup, tools, jobs, owner, web-token."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "jobs": "larkbot.scheduler.cli:run_jobs",
     "owner": "larkbot.owner_cli:run_owner",
     "web-token": "larkbot.web.token_cli:run_web_token",
+    "setup": "larkbot.setup.cli:run_setup",
 }
 
 
@@ -50,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     owner.add_argument("action", choices=["list", "add", "remove"])
     owner.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     add("web-token", "print a new web token (the old one stops working)")
+    setup = add("setup", "create (or update) the Lark app with one scan of a QR code")
+    setup.add_argument(
+        "--app-id", metavar="ID", help="update this existing app: ask only for what it lacks"
+    )
+    setup.add_argument("--no-qr", action="store_true", help="print the link only, no QR code")
     return parser
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
-from larkbot.config_env import Expansion, expand_env, overlay_env
+from larkbot.config_env import Expansion, expand_env, overlay_env, with_saved
 from larkbot.config_sections import (
     BrowserConfig,
     ComputerUseConfig,
@@ -49,7 +49,10 @@ class LarkConfig(Section):
     verification_token: SecretStr = SecretStr("")
     encrypt_key: SecretStr = SecretStr("")
     domain: str = "https://open.feishu.cn"
+    # OAuth and app-registration host; "": derived from `domain` (larkbot/setup/registration.py)
+    accounts_domain: str = ""
     mode: Literal["webhook", "websocket"] = "webhook"
+    replicas: int = Field(1, ge=1)  # serve processes on these credentials (long-connection check)
     group_policy: Literal["mention", "all"] = "mention"
     answer_at_all: bool = False
     streaming: bool = True
@@ -287,7 +290,7 @@ def _format_validation_error(err: ValidationError, source: Path | None) -> str:
 def parse_settings(raw: dict[str, Any], source: Path | None = None) -> Settings:
     """Validate an already-loaded YAML mapping into Settings, expanding environment variables."""
     home = larkbot_home()
-    env = dict(os.environ)
+    env = with_saved(dict(os.environ), home)  # what `larkbot setup` saved fills unset variables
     env.setdefault("LARKBOT_HOME", str(home))
     if not env["LARKBOT_HOME"]:
         env["LARKBOT_HOME"] = str(home)

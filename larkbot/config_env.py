@@ -4,6 +4,7 @@ with no config file at all (CONTRACT.md). A value written in the file wins over 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # variable -> the config key it fills when the file does not set that key
@@ -23,7 +24,37 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
     "REDIS_URL": ("storage", "redis_url"),
     "LARKBOT_HOST": ("server", "host"),
     "LARKBOT_PORT": ("server", "port"),
+    "LARK_ACCOUNTS_DOMAIN": ("lark", "accounts_domain"),
 }
+
+# `larkbot setup` writes the app it registered here (mode 0600), as variables: each fills the
+# variable only when the environment leaves it unset, so `${LARK_APP_ID}` in a config file and
+# the no-file defaults both pick it up, and an exported variable still wins.
+SAVED_ENV = Path(".secrets") / "lark.env"
+SAVED_VARS = ("LARK_APP_ID", "LARK_APP_SECRET", "LARK_DOMAIN", "LARK_MODE")
+
+
+def saved_env(home: Path) -> dict[str, str]:
+    """The `NAME=value` lines of `$LARKBOT_HOME/.secrets/lark.env` (SAVED_VARS only)."""
+    try:
+        text = (home / SAVED_ENV).read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip() in SAVED_VARS and value.strip():
+            found[name.strip()] = value.strip()
+    return found
+
+
+def with_saved(env: dict[str, str], home: Path) -> dict[str, str]:
+    """`env` with the saved variables filling those it leaves unset or empty."""
+    merged = dict(env)
+    for name, value in saved_env(home).items():
+        if not merged.get(name):
+            merged[name] = value
+    return merged
 
 
 @dataclass

@@ -140,6 +140,7 @@ CHECKS: list[Check | str] = [
     "larkbot.providers.probe:check_model",
     "larkbot.doctor_setup:check_setup",
     "larkbot.lark.doctor_check:check_lark",
+    "larkbot.setup.doctor:check_scopes",
     "larkbot.lark.doctor_check:check_lark_budget",
     "larkbot.scheduler.doctor:check_scheduler",
     "tools.browser.doctor:check_browser",

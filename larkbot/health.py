@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from larkbot import metrics
 from larkbot.misconfig import find_problems
+from larkbot.setup.readyz import lark_app_line
 
 PROBE_TIMEOUT = 3.0
 
@@ -57,6 +58,7 @@ async def readiness(app: Any) -> tuple[int, dict[str, Any]]:
         components["lark_token"] = {"ok": web_only, "detail": detail}
     else:
         components["lark_token"] = await _timed(lambda: _token(app))
+        components["lark_app"] = await lark_app_line(app, PROBE_TIMEOUT)  # warnings only
     if app.settings.lark.mode == "websocket":
         state = app.ws.state if app.ws is not None else "not started"
         components["long_connection"] = {"ok": state == "connected", "detail": state}

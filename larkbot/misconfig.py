@@ -28,7 +28,8 @@ def lark_credentials(settings: Settings) -> Problem | None:
         "lark_credentials",
         "lark.app_id / lark.app_secret are not set: the bot cannot reply in Lark"
         + (" (the web chat works)" if web else ""),
-        "set LARK_APP_ID and LARK_APP_SECRET (developer console → Credentials & Basic Info)",
+        "run `larkbot setup` (one scan creates the app), or set LARK_APP_ID and "
+        "LARK_APP_SECRET (developer console → Credentials & Basic Info)",
         blocking=not web,  # a web-only deployment is a working one
     )
 

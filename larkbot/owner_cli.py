@@ -13,7 +13,12 @@ from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
 
 OPEN_ID = re.compile(r"^ou_[0-9A-Za-z_-]{1,120}$")
-WHERE_FROM = {"config": "owner.open_ids / LARKBOT_OWNER_OPEN_IDS", "claim": "/claim", "cli": "cli"}
+WHERE_FROM = {
+    "config": "owner.open_ids / LARKBOT_OWNER_OPEN_IDS",
+    "claim": "/claim",
+    "cli": "cli",
+    "setup": "larkbot setup",
+}
 
 
 def run_owner(settings: Settings, args: argparse.Namespace) -> int:

@@ -217,9 +217,10 @@ def create_app(app: App) -> web.Application:
     web_app.router.add_get("/readyz", public(handle_ready))
     web_app.router.add_get("/metrics", public(handle_metrics))
     if app.settings.web.enabled:
+        from larkbot.setup.web_flow import WebSetup
         from larkbot.web import mount_web
 
-        mount_web(web_app, app)
+        mount_web(web_app, app, setup=WebSetup(app))
     return web_app
 
 

@@ -30,7 +30,7 @@ async def check_lark(settings: Settings, http: httpx.AsyncClient) -> CheckResult
             "lark",
             False,
             "lark.app_id / lark.app_secret are not set: the bot cannot reply",
-            "set LARK_APP_ID and LARK_APP_SECRET (or lark.app_id / lark.app_secret)",
+            "run `larkbot setup`, or set LARK_APP_ID and LARK_APP_SECRET",
         )
     client = LarkClient.from_config(http, lark, retry=RetryPolicy(attempts=2, timeout=10.0))
     try:

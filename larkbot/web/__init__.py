@@ -26,6 +26,7 @@ from larkbot.web.handlers import (
 )
 from larkbot.web.security import LOGIN, PAGE, web_guard
 from larkbot.web.service import WebHost, WebService
+from larkbot.web.setup_api import SETUP_KEY, SetupFlow, close_setup, setup_status, start_setup
 
 STATIC = Path(__file__).parent / "static"
 _STATIC_ROOT = STATIC.resolve()  # what a requested file must resolve inside
@@ -50,11 +51,18 @@ async def handle_static(request: web.Request) -> web.FileResponse:
     return web.FileResponse(path)
 
 
-def mount_web(web_app: web.Application, host: WebHost, ping_seconds: float = 15.0) -> WebService:
+def mount_web(
+    web_app: web.Application,
+    host: WebHost,
+    ping_seconds: float = 15.0,
+    setup: SetupFlow | None = None,
+) -> WebService:
     """Add the web routes and the web's check; start/stop the WebService with the application."""
     svc = WebService(host, ping_seconds=ping_seconds)
     web_app[WEB_KEY] = svc
     web_app[CHECK_KEY] = web_guard
+    if setup is not None:  # `serve` offers the one-scan registration on the first screen
+        web_app[SETUP_KEY] = setup
     routes = [  # unmarked: the web token or the login cookie is needed
         ("GET", "/", mark(handle_page, PAGE)),
         ("GET", "/static/{name:.+}", mark(handle_static, PAGE)),
@@ -70,6 +78,8 @@ def mount_web(web_app: web.Application, host: WebHost, ping_seconds: float = 15.
         ("GET", "/api/schedules", data_api.list_schedules),
         ("DELETE", "/api/schedules/{job_id}", data_api.delete_schedule),
         ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
+        ("POST", "/api/setup/start", start_setup),
+        ("GET", "/api/setup/status", setup_status),
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does
@@ -86,4 +96,5 @@ def mount_web(web_app: web.Application, host: WebHost, ping_seconds: float = 15.
 
     web_app.on_startup.append(on_startup)
     web_app.on_shutdown.append(on_shutdown)
+    web_app.on_cleanup.append(close_setup)
     return svc

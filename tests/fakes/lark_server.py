@@ -26,6 +26,8 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
 - GET   /open-apis/im/v1/messages/{id}/resources/{file_key}  seed with `add_resource`
 - GET   /open-apis/contact/v3/users/{user_id}  seed `fake.users`; `contact_scope = False`
   answers 99991672 (see tests/fakes/lark_media.py for shapes and error codes)
+- GET   /open-apis/application/v6/applications/{app_id}, /open-apis/event/v1/connection:
+  `app_info`, `self_manage`, `online_connections` (tests/fakes/lark_app.py)
 
 Lark's per-chat send limit is enforced on create and reply: more than `chat_limit` (5) messages
 within `chat_window` (1 s) to one chat (a reply's chat is its parent's, else the parent's id)
@@ -71,6 +73,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.lark_app import add_app_routes, ready_app_info
 from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
@@ -138,6 +141,11 @@ class FakeLark:
     chat_window: float = 1.0
     rate_limited: list[dict[str, Any]] = field(default_factory=list)  # refused: chat, at, reset
     retried_early: int = 0  # sends to a chat that came before its advertised reset was over
+    # application info and long connections (tests/fakes/lark_app.py)
+    app_info: dict[str, Any] = field(default_factory=lambda: ready_app_info("larkbot-test"))
+    self_manage: bool = True
+    app_info_reads: int = 0
+    online_connections: int = 0
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -159,6 +167,7 @@ class FakeLark:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         add_routes(app, self)
         add_media_routes(app, self)
+        add_app_routes(app, self)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()

@@ -7,6 +7,7 @@ import { $, api, node, showLogin } from "./dom.js";
 import { loadSchedules } from "./schedules.js";
 import { hideExamples, showExamples } from "./examples.js";
 import { consentCard, resolveConsent } from "./consent_card.js";
+import { checkSetup } from "./setup.js";
 
 const state = { session: null, run: null, lastEventId: null, busy: false };
 const a2ui = new A2uiProcessor();
@@ -23,6 +24,7 @@ async function login(event) {
     $("token").value = "";
     $("login-error").textContent = "";
     delete $("login-error").dataset.i18n;
+    checkSetup().catch(() => {});
     await loadSessions();
     if (!state.session) showExamples(sendExample);
   } else {
@@ -371,3 +373,4 @@ $("lang").addEventListener("click", () => {
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
 loadSessions().then(() => { if (!state.session) showExamples(sendExample); }).catch(() => {});
+checkSetup().catch(() => {});

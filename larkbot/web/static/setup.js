@@ -1,0 +1,75 @@
+// The first screen while Lark is not connected: one scan with the Lark/Feishu app creates the
+// bot's Lark app (POST /api/setup/start shows the QR code, GET /api/setup/status follows it).
+import { locale } from "./i18n.js";
+import { $, api, node } from "./dom.js";
+
+const WORDS = {
+  en: {
+    title: "Connect Lark", hint: "Scan once with the Lark / Feishu app: it creates the bot's Lark app with every permission it needs, and makes you its owner.",
+    start: "Show the QR code", later: "Later", waiting: "Scan with the Lark / Feishu app and confirm. Waiting…",
+    link: "Or open this link where you are signed in to Lark", done: "Lark app created:", left: "Left to do:",
+    missing: "Not granted yet:", failed: "Setup failed:", retry: "Try again",
+  },
+  zh: {
+    title: "接入飞书", hint: "用飞书 / Lark App 扫一次码：自动创建机器人所需的应用与全部权限，并让你成为主人。",
+    start: "显示二维码", later: "稍后", waiting: "请用飞书 / Lark App 扫码并确认，等待中…",
+    link: "或在已登录飞书的设备上打开此链接", done: "已创建飞书应用：", left: "还需完成：",
+    missing: "尚未授予：", failed: "接入失败：", retry: "重试",
+  },
+};
+const say = (key) => WORDS[locale() === "zh-CN" ? "zh" : "en"][key];
+let polling = null;
+
+function button(text, cls, onClick) {
+  const b = node("button", cls, text);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function list(title, items) {
+  const box = node("div", "setup-list");
+  const ol = node("ol");
+  for (const item of items) ol.append(node("li", null, item));
+  box.append(node("strong", null, title), ol);
+  return box;
+}
+
+function render(s) {
+  const panel = $("setup");
+  panel.hidden = false;
+  const body = [node("h2", null, say("title"))];
+  if (s.state === "idle") {
+    body.push(node("p", null, say("hint")), button(say("start"), "primary", start));
+  } else if (s.state === "waiting" && s.svg) {
+    const img = node("img", "setup-qr");
+    img.alt = "QR";
+    img.src = "data:image/svg+xml;base64," + btoa(s.svg);  // an image: the SVG runs nothing
+    const link = node("a", null, say("link"));
+    link.href = s.url; link.target = "_blank"; link.rel = "noopener noreferrer";
+    body.push(node("p", null, say("waiting")), img, link);
+  } else if (s.state === "done" && s.result) {
+    body.push(node("p", null, `${say("done")} ${s.result.app_id}`));
+    if (s.result.missing && s.result.missing.length) body.push(list(say("missing"), s.result.missing));
+    body.push(list(say("left"), s.result.steps || []));
+  } else if (s.state === "failed") {
+    body.push(node("p", "error", `${say("failed")} ${s.error}`), button(say("retry"), "primary", start));
+  }
+  if (s.state !== "waiting") body.push(button(say("later"), "small", () => { panel.hidden = true; }));
+  panel.replaceChildren(...body);
+  if (s.state === "waiting" && !polling) polling = setInterval(poll, 2000);
+  if (s.state !== "waiting" && polling) { clearInterval(polling); polling = null; }
+}
+
+async function poll() {
+  render(await (await api("GET", "/api/setup/status")).json());
+}
+
+async function start() {
+  render(await (await api("POST", "/api/setup/start")).json());
+}
+
+// After login: the panel only while Lark is not configured (or a scan is under way).
+export async function checkSetup() {
+  const s = await (await api("GET", "/api/setup/status")).json();
+  if (!s.configured || s.state !== "idle") render(s);
+}

@@ -1,0 +1,50 @@
+"""The setup panel in a real browser: shown after login while Lark is not configured, the QR
+code drawn from the server's SVG (CSP allows no inline script), then what is left to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.async_api import expect
+
+from tests.browser_harness import chromium, shot_path
+from tests.fakes.lark_app import new_app_info
+from tests.fakes.lark_registration import FakeRegistration
+from tests.fakes.lark_server import FakeLark
+from tests.fakes.llm import FakeLLM
+from tests.lark_harness import Served
+from tests.test_web_browser import TIMEOUT, log_in
+from tests.web_harness import web_settings
+
+
+async def test_the_first_screen_connects_lark_with_one_scan(
+    home: Path, fake_llm: FakeLLM, fake_lark: FakeLark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LARK_DOMAIN", fake_lark.domain)  # the app is read back from the fake
+    fake_lark.app_info = new_app_info("larkbot")
+    async with FakeRegistration() as reg:
+        settings = web_settings(home, fake_llm.base_url, lark={"accounts_domain": reg.domain})
+        async with Served(settings) as s, chromium() as browser:
+            page = await browser.new_page(viewport={"width": 1100, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on(
+                "console",
+                lambda m: (
+                    errors.append(m.text) if m.type == "error" and "401" not in m.text else None
+                ),
+            )
+            await log_in(page, s.url("").rstrip("/"))
+            panel = page.locator("#setup")
+            await expect(panel).to_contain_text("Connect Lark", timeout=TIMEOUT)
+            await panel.locator("button.primary").click()
+            qr = panel.locator("img.setup-qr")
+            await expect(qr).to_be_visible(timeout=TIMEOUT)
+            assert await qr.evaluate("img => img.complete && img.naturalWidth > 0")  # it decoded
+            await page.screenshot(path=shot_path("setup-1-qr"))
+            await reg.scan(await panel.locator("a").get_attribute("href") or "")
+            await expect(panel).to_contain_text("Lark app created", timeout=TIMEOUT)
+            await expect(panel).to_contain_text("Restart `larkbot serve`")
+            await page.screenshot(path=shot_path("setup-2-done"))
+    assert errors == []
