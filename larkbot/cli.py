@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner, web-token."""
+"""The `larkbot` command: serve, chat, doctor, tools, jobs, owner, web-token, skills."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "jobs": "larkbot.scheduler.cli:run_jobs",
     "owner": "larkbot.owner_cli:run_owner",
     "web-token": "larkbot.web.token_cli:run_web_token",
+    "skills": "larkbot.skills_cli:run_skills",
 }
 
 
@@ -50,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     owner.add_argument("action", choices=["list", "add", "remove"])
     owner.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     add("web-token", "print a new web token (the old one stops working)")
+    skills = add("skills", "list, add or remove skills (folders with a SKILL.md, read on demand)")
+    skills.add_argument("action", choices=["list", "add", "remove"])
+    skills.add_argument("target", nargs="?", metavar="PATH|NAME")
     return parser
 
 
