@@ -180,7 +180,7 @@ async def test_add_copies_a_checked_folder_and_remove_deletes_it(
     again = await larkbot(home, "skills", "add", str(source))
     assert again[0] == 1 and "remove weekly-report" in again[2]
     code, out, err = await larkbot(home, "skills", "remove", "weekly-report")
-    assert code == 0 and not installed.exists()
+    assert code == 0 and "Removed" in out and not installed.exists()
     assert "weekly-report" not in (await larkbot(home, "skills", "list"))[1]
 
 
@@ -200,9 +200,12 @@ async def test_add_refuses_what_does_not_pass(home: Path, tmp_path: Path) -> Non
     assert not (home / "skills").exists() or not any((home / "skills").iterdir())
 
 
-async def test_builtins_cannot_be_removed(home: Path) -> None:
+async def test_builtins_cannot_be_removed_broken_ones_can(home: Path) -> None:
     code, _, err = await larkbot(home, "skills", "remove", "ui-card")
     assert code == 1 and "built in" in err
+    write_skill(home / "skills", "broken", "no front matter\n")
+    code, out, _ = await larkbot(home, "skills", "remove", "broken")
+    assert code == 0 and "Removed" in out and not (home / "skills" / "broken").exists()
     code, _, err = await larkbot(home, "skills", "remove", "nope")
     assert code == 1 and "no skill" in err
     code, _, err = await larkbot(home, "skills", "remove")

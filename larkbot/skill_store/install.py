@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from larkbot.skill_store.skill import Skill, SkillError, parse_skill
+from larkbot.skill_store.skill import NAME, Skill, SkillError, parse_skill
 from larkbot.skill_store.store import SkillStore
 
 MAX_FILES = 500
@@ -68,14 +68,17 @@ def add(store: SkillStore, src: Path) -> Skill:
 
 
 def remove(store: SkillStore, name: str) -> Path:
-    """Delete the operator's skill `name`; built-ins cannot be removed. Returns its folder."""
+    """Delete the operator's skill `name` (a broken one by its folder's name), never a built-in."""
     skill = store.get(name)
-    if skill is None:
-        raise SkillError(f"no skill {name!r} (see `larkbot skills list`)")
-    if skill.builtin:
+    if skill is not None and skill.builtin:
         raise SkillError(f"{name!r} is built in (shipped with larkbot) and cannot be removed")
-    if skill.folder.is_symlink():
-        skill.folder.unlink()
+    folder = skill.folder if skill else None
+    if folder is None and store.user_dir and NAME.match(name):
+        folder = store.user_dir / name  # a skill too broken to list is still removable
+    if folder is None or not (folder.is_dir() or folder.is_symlink()):
+        raise SkillError(f"no skill {name!r} (see `larkbot skills list`)")
+    if folder.is_symlink():
+        folder.unlink()
     else:
-        shutil.rmtree(skill.folder)
-    return skill.folder
+        shutil.rmtree(folder)
+    return folder

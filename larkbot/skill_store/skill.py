@@ -7,6 +7,7 @@ another agent can be dropped in as it is; extra front-matter keys (`license`, `a
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,13 +42,18 @@ class Skill:
         """SKILL.md without its front matter."""
         return split_front_matter(read_limited(self.doc))[1].strip("\n")
 
-    def resources(self) -> list[str]:
+    def resources(self, limit: int = 100) -> list[str]:
         """Its other files, relative to its folder (what `skill_read(name, file)` takes)."""
-        found = []
-        for path in sorted(self.folder.rglob("*")):
-            rel = path.relative_to(self.folder).as_posix()
-            if path.is_file() and rel != "SKILL.md" and not rel.startswith("."):
-                found.append(rel)
+        found: list[str] = []
+        for base, dirs, files in os.walk(self.folder):  # symlinked folders are not entered
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            rel = Path(base).relative_to(self.folder)
+            for name in sorted(files):
+                path = (rel / name).as_posix()
+                if path != "SKILL.md" and not name.startswith("."):
+                    found.append(path)
+                if len(found) >= limit:
+                    return found
         return found
 
 

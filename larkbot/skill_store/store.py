@@ -124,7 +124,7 @@ def resource_path(skill: Skill, file: str) -> Path:
         raise SkillError(f"{file!r}: give a path relative to the skill's folder, without '..'")
     real = confined(skill.folder / rel, skill.folder)
     if not real.is_file():
-        listed = ", ".join(skill.resources()[:50]) or "none"
+        listed = ", ".join(skill.resources(50)) or "none"
         raise SkillError(f"skill {skill.name!r} has no file {file!r}; its files: {listed}")
     if real.stat().st_size > MAX_FILE_BYTES:
         raise SkillError(f"{file} is larger than {MAX_FILE_BYTES // 1024} KB")

@@ -33,7 +33,7 @@ def read_skill(store: SkillStore, name: str, file: str | None = None) -> ToolRes
         return ToolResult(f"Error: {err}", is_error=True)
     if file:
         return ToolResult(text)
-    extra = skill.resources()[:50]
+    extra = skill.resources(50)
     if extra:
         text += f"\n\n(Files of this skill, for skill_read({name!r}, file=…): {', '.join(extra)})"
     return ToolResult(text)
