@@ -92,7 +92,7 @@ def parse_skill(folder: Path, *, builtin: bool = False) -> Skill:
     name, description = meta.get("name"), meta.get("description")
     if not isinstance(name, str) or not NAME.match(name):
         raise SkillError(
-            f"front matter needs `name`: 1-64 letters, digits, '-' or '_' (got {name!r})"[:200]
+            f"front matter needs `name`: 1-64 letters, digits, '-' or '_' (got {repr(name)[:80]})"
         )
     if not isinstance(description, str) or not description.strip():
         raise SkillError(f"{name}: front matter needs a non-empty `description`")

@@ -39,8 +39,10 @@ class SkillStore:
 
     user_dir: Path | None = None
     builtin_dir: Path = BUILTIN_DIR
-    _cache: dict[Path, tuple[tuple[int, int], Skill | None]] = field(default_factory=dict)
-    _warned: set[tuple[Path, str]] = field(default_factory=set)
+    _cache: dict[Path, tuple[tuple[int, int], Skill | None]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _warned: set[tuple[Path, str]] = field(default_factory=set, init=False, repr=False)
 
     def skills(self) -> list[Skill]:
         """Every usable skill, built-ins first, each group sorted by folder name."""
