@@ -14,6 +14,7 @@ import pytest
 from larkbot.config import parse_settings
 from larkbot.context import RequestContext
 from larkbot.prompt import build_system_prompt
+from larkbot.skill_store import SkillStore, relevant
 from tests.builtin_rt import tool_runtime
 from tests.core_helpers import call_tool
 from tools.builtin import skill_read
@@ -223,3 +224,19 @@ def test_prompt_caps_the_list_and_respects_disabled(home: Path) -> None:
     assert "find_tools('skill_read')" in fast and "(+14)" in fast and "d1" not in fast
     off = parse_settings({"tools": {"disabled": ["skill_read"]}})
     assert "skill_read" not in build_system_prompt(off, GUEST, "hello")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "skill"),
+    [
+        ("帮我每天早上9点发一份新闻摘要", "schedules"),
+        ("打开这个网页截图", "browser"),
+        ("open the site and click the login button", "browser"),
+        ("add a record to this bitable", "lark-workspace"),
+        ("make a card comparing these phones", "ui-card"),
+    ],
+)
+def test_the_request_names_the_builtin_skill_that_fits(request_text: str, skill: str) -> None:
+    builtins = SkillStore().skills()
+    assert [s.name for s in relevant(builtins, request_text)][:1] == [skill]
+    assert relevant(builtins, "hello, how are you?") == []
