@@ -1,4 +1,4 @@
-"""The `larkbot` command: serve, chat, doctor, setup, tools, jobs, owner, web-token."""
+"""The `larkbot` command: serve, chat, doctor, setup, tools, jobs, owner, web-token, skills."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "owner": "larkbot.owner_cli:run_owner",
     "web-token": "larkbot.web.token_cli:run_web_token",
     "setup": "larkbot.setup.cli:run_setup",
+    "skills": "larkbot.skills_cli:run_skills",
 }
 
 
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--app-id", metavar="ID", help="update this existing app: ask only for what it lacks"
     )
     setup.add_argument("--no-qr", action="store_true", help="print the link only, no QR code")
+    skills = add("skills", "list, add or remove skills (folders with a SKILL.md, read on demand)")
+    skills.add_argument("action", choices=["list", "add", "remove"])
+    skills.add_argument("target", nargs="?", metavar="PATH|NAME")
     return parser
 
 

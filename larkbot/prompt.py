@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from larkbot.config import Settings
 from larkbot.context import RequestContext
+from larkbot.skill_store import skills_prompt
 
 _SCRIPTS: list[tuple[str, re.Pattern[str]]] = [
     ("Japanese", re.compile(r"[\u3040-\u30ff]")),
@@ -82,6 +83,9 @@ def build_system_prompt(
             "the same call. When the user declines or a call is refused, say so and stop trying.",
             "Be concise.",
         ]
+    skills = skills_prompt(settings.home, settings.tools.disabled, user_input, fast=fast)
+    if skills:  # names and descriptions only; bodies come through skill_read
+        lines.append(skills)
     if settings.agent.system_prompt_extra:
         lines.append(settings.agent.system_prompt_extra)
     return "\n".join(lines)
