@@ -168,7 +168,7 @@ async def handle_health(request: web.Request) -> web.Response:
     if request.query.get("verbose"):
         status, body = await readiness(app)
     else:
-        status, body = liveness(app)
+        status, body = await liveness(app)
     return _json(body, status)
 
 
