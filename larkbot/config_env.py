@@ -23,6 +23,8 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
     "REDIS_URL": ("storage", "redis_url"),
     "LARKBOT_HOST": ("server", "host"),
     "LARKBOT_PORT": ("server", "port"),
+    "LARKBOT_LOG_FORMAT": ("logging", "format"),  # auto (console on a terminal) | json | console
+    "LARKBOT_LOG_LEVEL": ("logging", "level"),
 }
 
 
