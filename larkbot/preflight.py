@@ -44,8 +44,9 @@ def home_remedy(path: Path, err: OSError, container: bool, uid: int | None) -> s
     if err.errno == errno.EROFS:
         if container:
             return (
-                f"{path} is mounted read-only: drop `:ro` (or `read_only: true`) from the "
-                "volume mounted at /data, or mount a writable volume there"
+                f"{path} is read-only in this container: drop `:ro` from the volume mounted "
+                f"there (`-v ./data:/data`, not `./data:/data:ro`), mount a writable volume "
+                f"there (needed with compose's `read_only: true`), {elsewhere}"
             )
         return f"{path} is on a read-only file system: {elsewhere}, e.g. LARKBOT_HOME=~/.larkbot"
     if container:

@@ -25,11 +25,15 @@ async def test_wrong_secret_is_unhealthy_and_the_message_waits_for_the_fix(
                 body = await resp.json()
             assert resp.status == 503 and body["status"] == "unavailable"
             assert "99991543" in body["reason"] and "lark.app_secret" in body["reason"]
+            async with s.http.get(s.url("/readyz")) as resp:
+                ready = await resp.json()
+            assert resp.status == 503 and ready["status"] == "unavailable"
+            assert ready["ready"] is False and ready["accepting"] is True  # one verdict
+            assert not ready["components"]["lark_token"]["ok"]
 
             for n in range(3):  # three messages, several sweeps: the fix is logged once
-                assert (await s.post_event(message_event(f"hi {n}", message_id=f"om_w{n}")))[
-                    0
-                ] == 200
+                status, _ = await s.post_event(message_event(f"hi {n}", message_id=f"om_w{n}"))
+                assert status == 200
             assert await s.app.idle(10)
             await s.sweep()  # retaken, refused again: still waiting, still no model call
             assert await s.app.idle(10)
