@@ -31,9 +31,9 @@ def _config(home: Path, port: int, llm_url: str, drain: float, key: str = "") ->
     return config
 
 
-def _spawn(home: Path, config: Path) -> pexpect.spawn:
+def _spawn(home: Path, config: Path, **extra: str) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LARK_", "LARKBOT_"))}
-    env |= {"LARKBOT_HOME": str(home), "TERM": "dumb", "NO_COLOR": "1"}
+    env |= {"LARKBOT_HOME": str(home), "TERM": "dumb", "NO_COLOR": "1", **extra}
     return pexpect.spawn(
         sys.executable,
         ["-m", "larkbot", "serve", "--config", str(config)],
@@ -127,3 +127,17 @@ async def test_refused_llm_key_is_named_on_the_start_screen(home: Path) -> None:
         finally:
             if child.isalive():
                 child.terminate(force=True)
+
+
+async def test_json_lines_on_a_terminal_when_asked(home: Path, fake_llm: FakeLLM) -> None:
+    port = free_port()
+    config = _config(home, port, fake_llm.base_url, drain=5)
+    child = _spawn(home, config, LARKBOT_LOG_FORMAT="json")
+    try:
+        await child.expect(r'\{[^\n]*"event": "serving"', async_=True)
+        child.sendintr()
+        await child.expect(pexpect.EOF, async_=True, timeout=30)
+        assert "larkbot is running" not in child.before  # no screen: a machine reads this
+    finally:
+        if child.isalive():
+            child.terminate(force=True)

@@ -146,7 +146,10 @@ class TurnRunner:
             return True
         except (asyncio.CancelledError, CredentialsRefused):
             raise
-        except Exception:  # Lark unreachable: the claim goes back for a later attempt
+        except LarkAPIError as err:  # Lark's own answer: its code and fix, no traceback
+            bound.warning("lark_failure_notice_failed", code=err.code, error=str(err))
+            return False  # the claim goes back for a later attempt
+        except Exception:
             bound.warning("lark_failure_notice_failed", exc_info=True)
             return False
 
