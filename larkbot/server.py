@@ -252,10 +252,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
             max_connections=site.guard.cap,
             frozen_objects=frozen,
         )
-        if sys.stderr.isatty() and settings.logging.format != "json":  # for a person
-            start_screen.show(await start_screen.gather(app, runner, host, site.port))
-        else:
-            await start_screen.gather(app, runner, host, site.port)  # its warnings, logged
+        screen = sys.stderr.isatty() and settings.logging.format != "json"  # for a person
+        await start_screen.announce(app, runner, host, site.port, screen)
         await stop.wait()
         signals.bound_shutdown(loop)
         log.info("draining", seconds=settings.server.drain_seconds)

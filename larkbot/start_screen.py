@@ -96,3 +96,15 @@ async def gather(app: Any, runner: Any, host: str, port: int) -> StartState:
 def show(state: StartState, out: TextIO | None = None) -> None:
     """Print the screen (to stderr, where the log lines go)."""
     print(render(state), file=out or sys.stderr, flush=True)
+
+
+async def announce(app: Any, runner: Any, host: str, port: int, screen: bool) -> None:
+    """Once serving: log what the start-up checks found; with `screen`, print the screen.
+    Never fails the start: a check that cannot run is a warning."""
+    try:
+        state = await gather(app, runner, host, port)
+    except Exception as err:
+        log.warning("start_checks_failed", error=f"{type(err).__name__}: {err}"[:300])
+        return
+    if screen:
+        show(state)
