@@ -16,7 +16,6 @@ from larkbot.misconfig import Problem, llm_key
 
 PROBE_TIMEOUT = 5.0
 NOT_CONFIGURED = "The bot is not configured yet: its owner has been told. Please try again later."
-SETUP_STATUSES = frozenset({401, 403, 404})  # key refused, or base URL / model wrong
 
 
 def auth_problem(settings: Settings, status: int) -> Problem:
@@ -62,7 +61,8 @@ async def key_problem(
     return None
 
 
-UNAVAILABLE = "The language model is not answering right now. Please try again later."
+UNAVAILABLE = "The language model could not answer this time. Please try again later."
+SETUP_STATUSES = frozenset({401, 403, 404})  # key refused, or base URL / model wrong
 
 
 def user_facing(err: ProviderError, is_owner: bool) -> str:
@@ -70,5 +70,4 @@ def user_facing(err: ProviderError, is_owner: bool) -> str:
     owner; for anyone else no advice at all — a set-up mistake is "not configured yet"."""
     if is_owner:
         return f"The language model failed: {err}"
-    refused = err.status is not None and 400 <= err.status < 500 and err.status != 429
-    return NOT_CONFIGURED if refused or err.status in SETUP_STATUSES else UNAVAILABLE
+    return NOT_CONFIGURED if err.status in SETUP_STATUSES else UNAVAILABLE
