@@ -10,8 +10,20 @@ set -eu
 PYTHON=${PYTHON:-/usr/bin/python3}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/larkbot-image.XXXXXX)
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 pid=""
+# serve's own pid (not su's): the shell that su starts writes its pid, then execs serve
+serve_pid() { cat "$work/run/serve.pid" 2>/dev/null || true; }
+stop_serve() {  # SIGTERM, then wait (bounded) until the process is gone; SIGKILL past that
+  p=$(serve_pid); [ -n "$p" ] || return 0
+  kill -TERM "$p" 2>/dev/null || return 0
+  i=0
+  while kill -0 "$p" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 300 ] || { kill -KILL "$p" 2>/dev/null || true; break; }
+    sleep 0.1
+  done
+  rm -f "$work/run/serve.pid"
+}
+trap 'stop_serve; [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 say() { printf '\n== %s\n' "$*"; }
 t0=$(date +%s)
 
@@ -37,17 +49,18 @@ grep -q "cannot write to $work/data-root-owned" "$work/err"
 grep -q "chown" "$work/err"
 
 say "the example config loads; serve on LARKBOT_PORT; HEALTHCHECK follows it"
-mkdir -p "$work/data" && chown larkbot "$work/data"
+mkdir -p "$work/data" "$work/run" && chown larkbot "$work/data" "$work/run"
 port=18$(( $(date +%s) % 900 + 100 ))
 env="LARKBOT_HOME=$work/data LARKBOT_CONFIG=$work/config.example.yaml LARKBOT_PORT=$port"
 env="$env LARKBOT_HOST=127.0.0.1 LARK_VERIFICATION_TOKEN=vt LLM_BASE_URL=http://127.0.0.1:9/v1"
-as_user "$env $larkbot serve" 2>"$work/serve.log" &
+as_user "echo \$\$ >$work/run/serve.pid && exec env $env $larkbot serve" 2>"$work/serve.log" &
 pid=$!
 i=0
 until curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; do
   i=$((i + 1)); [ $i -lt 300 ] || { echo "FAIL: serve did not listen"; cat "$work/serve.log"; exit 1; }
   sleep 0.1
 done
+[ -n "$(serve_pid)" ] || { echo "FAIL: serve's pid was not recorded"; exit 1; }
 echo "listening after $(( $(date +%s) - t0 )) s in total"
 # no Lark credentials: the web chat is the interface, so healthy; /readyz says so
 as_user "$env $work/venv/bin/python -m larkbot.healthcheck" || { echo "FAIL: not healthy"; exit 1; }
@@ -57,9 +70,14 @@ other="LARKBOT_HOME=$work/data LARKBOT_CONFIG=$work/config.example.yaml LARKBOT_
 if as_user "$other $work/venv/bin/python -m larkbot.healthcheck" 2>"$work/hc"; then
   echo "FAIL: the HEALTHCHECK did not follow LARKBOT_PORT"; exit 1
 fi
-cat "$work/hc"
+grep -q "nothing answers" "$work/hc"
+echo "expected: the HEALTHCHECK on port $((port + 1)), where nothing listens, fails:"
+sed 's/^/  /' "$work/hc"
 curl -s "http://127.0.0.1:$port/metrics" | grep -q '^larkbot_journal_backlog'
 grep -q '"misconfigured"' "$work/serve.log"
-# su passes SIGTERM on and re-raises it (143); the drain itself: tests/test_lark_serve_process.py
-kill -TERM "$pid"; wait "$pid" || true; pid=""
+# SIGTERM to serve itself (su need not pass it on); the drain: tests/test_lark_serve_process.py
+stop_serve; wait "$pid" || true; pid=""
+if curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
+  echo "FAIL: serve still answers after SIGTERM"; exit 1
+fi
 echo "OK: the image's steps work ($(( $(date +%s) - t0 )) s)"

@@ -26,6 +26,7 @@ from larkbot.events import (
 )
 from larkbot.find_tools import FindToolsTool
 from larkbot.history_budget import HistoryBudget, history_budget, with_summary
+from larkbot.llm_check import user_facing
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy, ToolGate
 from larkbot.policy.provenance import for_model as wire_messages
@@ -188,7 +189,7 @@ class Agent:
         except ProviderError as err:
             outcome = "error"
             log.warning("llm_failed", session=session_id, error=str(err))
-            yield ErrorEvent(f"The language model failed: {err}")
+            yield ErrorEvent(user_facing(err, ctx.is_owner))  # operator advice: owners only
         except Exception as err:
             outcome = "error"
             log.error("turn_failed", session=session_id, exc_info=True)

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+import httpx
+
 from cards.a2ui_text import render_text
 from larkbot.agent import Agent
 from larkbot.chat_commands import Resume, run_command
@@ -27,6 +29,7 @@ from larkbot.events import (
     ToolStarted,
     UiPayload,
 )
+from larkbot.llm_check import key_problem
 from larkbot.logs import configure_logging
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_writable
@@ -139,6 +142,7 @@ async def _main(settings: Settings, level: str, scrub: Callable[[str], str]) -> 
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):  # piped: plain lines, y/N
         async with open_core(settings, "cli") as core, writer_scheduler(core):
+            await say_key_problem(settings, core.http)
             return await chat_loop(core.agent(TuiConsentProvider()), sys.stdin.isatty())
     from larkbot.chat_repl import RichConsent, new_console, rich_loop
     from larkbot.chat_view import LineReader, RichView, route_logs_to
@@ -148,7 +152,15 @@ async def _main(settings: Settings, level: str, scrub: Callable[[str], str]) -> 
     reader = LineReader()
     banner = f"larkbot chat — {settings.llm.model} at {settings.llm.base_url}"
     async with open_core(settings, "cli") as core, writer_scheduler(core):
+        await say_key_problem(settings, core.http)
         return await rich_loop(core.agent(RichConsent(view, reader)), view, reader, banner)
+
+
+async def say_key_problem(settings: Settings, http: httpx.AsyncClient) -> None:
+    """Before the first question: a missing or refused LLM key, and its fix (on stderr)."""
+    problem = await key_problem(settings, http)
+    if problem is not None:
+        print(f"✗ {problem.problem}\n  → {problem.fix}", file=sys.stderr, flush=True)
 
 
 def run_chat(settings: Settings, args: argparse.Namespace) -> int:

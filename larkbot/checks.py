@@ -17,3 +17,4 @@ class CheckResult:
     ok: bool
     detail: str
     fix: str = ""
+    skipped: bool = False  # not checked (what it needs failed, see that line): shown "–"

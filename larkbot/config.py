@@ -210,7 +210,7 @@ class KnowledgeConfig(Section):
 
 
 class LoggingConfig(Section):
-    """`logging:` level and format (json for serve, console for chat by default)."""
+    """`logging:` level and format (auto: console on a terminal, else json; chat: console)."""
 
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console"] = "auto"

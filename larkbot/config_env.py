@@ -25,6 +25,8 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
     "LARKBOT_HOST": ("server", "host"),
     "LARKBOT_PORT": ("server", "port"),
     "LARK_ACCOUNTS_DOMAIN": ("lark", "accounts_domain"),
+    "LARKBOT_LOG_FORMAT": ("logging", "format"),  # auto (console on a terminal) | json | console
+    "LARKBOT_LOG_LEVEL": ("logging", "level"),
 }
 
 # `larkbot setup` writes the app it registered here (mode 0600), as variables: each fills the

@@ -18,8 +18,10 @@ import httpx
 
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
+from larkbot.llm_check import auth_problem
 from larkbot.logs import configure_logging
 from larkbot.misconfig import llm_key
+from larkbot.preflight import StartupError, check_writable
 from larkbot.runtime_factory import new_http_client
 from larkbot.storage.db import Database, safe_url
 from larkbot.storage.sessions import SessionStore
@@ -40,6 +42,11 @@ async def check_config(settings: Settings, http: httpx.AsyncClient) -> CheckResu
 
 async def check_storage(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """Open the database and write, read and delete a probe session."""
+    try:
+        check_writable(settings)  # a read-only or foreign home: the remedy for where we run
+    except StartupError as err:
+        problem, _, fix = str(err).partition("Fix: ")
+        return CheckResult("storage", False, problem.split("\n")[0], fix.rstrip("."))
     db = Database(settings.storage.url)
     try:
         store = SessionStore(db)
@@ -68,19 +75,8 @@ def _auth(settings: Settings) -> dict[str, str]:
 
 
 def _auth_failure(settings: Settings, status: int) -> CheckResult:
-    if not settings.llm.api_key.get_secret_value():
-        return CheckResult(
-            "llm",
-            False,
-            f"{settings.llm.base_url} wants an API key (HTTP {status}) and llm.api_key is empty",
-            "set LLM_API_KEY in the environment or llm.api_key in the config",
-        )
-    return CheckResult(
-        "llm",
-        False,
-        f"{settings.llm.base_url} rejected llm.api_key (HTTP {status})",
-        "check llm.api_key (LLM_API_KEY) belongs to this endpoint",
-    )
+    problem = auth_problem(settings, status)  # the same words as serve's and chat's start
+    return CheckResult("llm", False, problem.problem, problem.fix)
 
 
 async def _probe_completion(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
@@ -171,10 +167,11 @@ async def run_checks(settings: Settings, http: httpx.AsyncClient) -> list[CheckR
 
 
 def print_results(results: list[CheckResult]) -> None:
-    """✓/✗ lines, with the fix under each failure."""
+    """✓/✗ lines (– for a check that could not run), with the fix under each failure."""
     width = max((len(r.name) for r in results), default=0)
     for r in results:
-        print(f"{'✓' if r.ok else '✗'} {r.name.ljust(width)}  {r.detail}")
+        mark = "–" if r.skipped else "✓" if r.ok else "✗"  # never ✓ for what was not checked
+        print(f"{mark} {r.name.ljust(width)}  {r.detail}")
         if not r.ok and r.fix:
             print(f"  {' ' * width}  → {r.fix}")
 

@@ -15,17 +15,20 @@ from typing import Any
 import sqlalchemy as sa
 
 from larkbot import metrics
+from larkbot.lark.errors import CredentialsRefused
 from larkbot.misconfig import find_problems
 from larkbot.setup.readyz import lark_app_line
 
 PROBE_TIMEOUT = 3.0
 
 
-def liveness(app: Any) -> tuple[int, dict[str, Any]]:
+async def liveness(app: Any) -> tuple[int, dict[str, Any]]:
     """(status, body) of `/healthz`: 200 `{"status": "ok"}` once events are taken and answered."""
     if not app.ready:
         return 503, {"status": "unavailable", "reason": "starting or draining"}
     blocking = [p.problem for p in find_problems(app.settings) if p.blocking]
+    if app.client is not None and (refusal := await lark_refusal(app)):
+        blocking.append(refusal)
     ws = app.ws
     if ws is not None and ws.state != "connected":
         blocking.append(f"long connection is {ws.state}")
@@ -73,7 +76,12 @@ async def readiness(app: Any) -> tuple[int, dict[str, Any]]:
         components["config"]["detail"].append(f"{problem.problem} → {problem.fix}")
         components["config"]["ok"] &= not problem.blocking
     ok = app.ready and all(c["ok"] for c in components.values())
-    body = {"status": "ok" if ok else "unavailable", "ready": app.ready, "components": components}
+    body = {
+        "status": "ok" if ok else "unavailable",
+        "ready": ok,  # the same verdict as `status` (and the HTTP status): one answer
+        "accepting": app.ready,  # events are taken (false while starting or draining)
+        "components": components,
+    }
     return (200 if ok else 503), body
 
 
@@ -90,9 +98,24 @@ async def _token(app: Any) -> str:
     transport = app.client.transport
     failed = transport.token_error
     if not transport.has_token() and failed and time.monotonic() - failed[0] < TOKEN_RETRY_SECONDS:
-        raise RuntimeError(f"{failed[1]} (retried at most once a minute)")
+        raise failed[1]  # retried at most once a minute
     await app.client.token()  # held, else from the shared cache, else one fetch
     return "tenant token valid"
+
+
+async def lark_refusal(app: Any) -> str:
+    """Why no tenant token can be had ('' when one is held or can be fetched): the failed fetch
+    is retried at most once a minute, so a probe polling /healthz costs Lark nothing more."""
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            await _token(app)
+    except asyncio.CancelledError:
+        raise
+    except CredentialsRefused as err:
+        return f"Lark refused the app's credentials: {err}"[:400]
+    except Exception:
+        return ""  # Lark slow or unreachable: no verdict on the credentials (see /readyz)
+    return ""
 
 
 def _scheduler_role(app: Any) -> str:

@@ -41,7 +41,12 @@ def main() -> int:
             file=sys.stderr,
         )
     except OSError as err:
-        print(f"healthcheck: {url} unreachable: {err}", file=sys.stderr)
+        reason = getattr(err, "reason", err)  # URLError wraps the socket's error
+        print(
+            f"healthcheck: nothing answers at {url} ({reason}): is `larkbot serve` running, "
+            f"and on port {settings.server.port} (LARKBOT_PORT / server.port)?",
+            file=sys.stderr,
+        )
     return 1
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping, MutableMapping
@@ -49,6 +50,11 @@ def secret_redactor(scrub: Callable[[str], str] | None = None) -> Processor:
     return redact
 
 
+def _no_color() -> bool:
+    """https://no-color.org: a set, non-empty NO_COLOR turns colours off."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def configure_logging(
     level: str = "info", fmt: str = "console", scrub: Callable[[str], str] | None = None
 ) -> None:
@@ -58,7 +64,7 @@ def configure_logging(
     renderer: Any = (
         structlog.processors.JSONRenderer()
         if fmt == "json"
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty() and not _no_color())
     )
     structlog.configure(
         processors=[

@@ -16,27 +16,49 @@ class StartupError(LarkBotError):
     """The process cannot start; the message says why and what to do (shown without traceback)."""
 
 
-def _writable_dir(path: Path) -> str | None:
-    """None when files can be created in `path` (made if missing), else the OS's reason."""
+def _writable_dir(path: Path) -> OSError | None:
+    """None when files can be created in `path` (made if missing), else the OS's error."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".larkbot-probe-"):
             pass
     except OSError as err:
-        return err.strerror or type(err).__name__
+        return err
     return None
 
 
-def _owner_hint(path: Path) -> str:
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    who = f"uid {uid}" if uid is not None else "this user"
-    return (
-        f"make it writable for {who}: `sudo chown -R {uid}:{uid} <host folder>` for a "
-        "folder mounted at /data (the image runs as uid 10001), or `docker run --user "
-        "$(id -u):$(id -g)`, or point LARKBOT_HOME / storage.url elsewhere"
-        if uid is not None
-        else f"make {path} writable, or point LARKBOT_HOME elsewhere"
-    )
+def in_container(root: Path = Path("/")) -> bool:
+    """True inside Docker (or another container runtime): /.dockerenv, or PID 1's cgroup."""
+    if (root / ".dockerenv").exists() or (root / "run/.containerenv").exists():
+        return True
+    try:
+        cgroup = (root / "proc/1/cgroup").read_text(errors="replace")
+    except OSError:
+        return False
+    return any(word in cgroup for word in ("docker", "containerd", "kubepods", "libpod"))
+
+
+def home_remedy(path: Path, err: OSError, container: bool, uid: int | None) -> str:
+    """The fix for a folder that takes no files, for where larkbot runs (container or not)."""
+    elsewhere = "or point LARKBOT_HOME (or storage.url) at a writable folder"
+    if err.errno == errno.EROFS:
+        if container:
+            return (
+                f"{path} is read-only in this container: drop `:ro` from the volume mounted "
+                f"there (`-v ./data:/data`, not `./data:/data:ro`), mount a writable volume "
+                f"there (needed with compose's `read_only: true`), {elsewhere}"
+            )
+        return f"{path} is on a read-only file system: {elsewhere}, e.g. LARKBOT_HOME=~/.larkbot"
+    if container:
+        n = uid if uid is not None else 10001  # the image's user
+        return (
+            f"make the host folder mounted at {path} writable for uid {n}: on the host, "
+            f"`sudo chown -R {n}:{n} <host folder>` (the image runs as uid 10001), or "
+            f"`docker run --user $(id -u):$(id -g)`, {elsewhere}"
+        )
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return f"make {path} yours: `sudo chown -R $(id -un) {path}`, {elsewhere}"
+    return f"make {path} a writable folder, {elsewhere}"
 
 
 def check_writable(settings: Settings) -> None:
@@ -44,13 +66,15 @@ def check_writable(settings: Settings) -> None:
     folders = [settings.home]
     if settings.storage.url.startswith("sqlite:///"):
         folders.append(Path(settings.storage.url.removeprefix("sqlite:///")).parent)
+    uid = os.getuid() if hasattr(os, "getuid") else None
     for folder in dict.fromkeys(folders):
-        reason = _writable_dir(folder)
-        if reason is not None:
+        err = _writable_dir(folder)
+        if err is not None:
+            remedy = home_remedy(folder, err, in_container(), uid)
             raise StartupError(
-                f"cannot write to {folder} ({reason}).\n"
+                f"cannot write to {folder} ({err.strerror or type(err).__name__}).\n"
                 f"  larkbot keeps its database, knowledge and secrets there.\n"
-                f"  Fix: {_owner_hint(folder)}."
+                f"  Fix: {remedy}."
             )
 
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from typing import Any
 
 from aiohttp import web
 
+from larkbot import start_screen
 from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
@@ -31,6 +30,7 @@ from larkbot.logs import configure_logging, debug_on, get_logger
 from larkbot.misconfig import find_problems
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_port, check_writable, port_error
+from larkbot.stop_signals import StopSignals
 
 log = get_logger("larkbot.server")
 APP_KEY = web.AppKey("larkbot_app", App)
@@ -171,7 +171,7 @@ async def handle_health(request: web.Request) -> web.Response:
     if request.query.get("verbose"):
         status, body = await readiness(app)
     else:
-        status, body = liveness(app)
+        status, body = await liveness(app)
     return _json(body, status)
 
 
@@ -228,9 +228,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
     """Run until `stop` is set (SIGTERM/SIGINT), then drain in-flight turns and close."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    signals = StopSignals(stop, settings.server.drain_seconds)
+    signals.install(loop)  # a second Ctrl-C exits at once
     host, port = settings.server.host, settings.server.port
     check_writable(settings)
     check_port(host, port)  # before anything starts: a busy port is one screen, not a traceback
@@ -259,13 +258,17 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
             max_connections=site.guard.cap,
             frozen_objects=frozen,
         )
+        screen = sys.stderr.isatty() and settings.logging.format != "json"  # for a person
+        await start_screen.announce(app, runner, host, site.port, screen)
         await stop.wait()
+        signals.bound_shutdown(loop)
         log.info("draining", seconds=settings.server.drain_seconds)
         drained = await app.drain(settings.server.drain_seconds)
         log.info("drained", complete=drained)
     finally:
         await runner.cleanup()
         await app.stop()
+    signals.done()
     return 0
 
 
@@ -302,7 +305,9 @@ async def warn_misconfiguration(app: App) -> None:
 
 def run_serve(settings: Settings, args: argparse.Namespace) -> int:
     """Entry point of `larkbot serve`."""
-    fmt = "json" if settings.logging.format == "auto" else settings.logging.format
+    fmt = settings.logging.format
+    if fmt == "auto":  # people read a terminal; a pipe (Docker, systemd) gets JSON lines
+        fmt = "console" if sys.stderr.isatty() else "json"
     configure_logging(settings.logging.level, fmt, SecretScrubber(lambda: settings).text)
     make_undumpable()  # a tool's child process cannot read our environment (the keys)
     return asyncio.run(serve(settings))

@@ -111,7 +111,7 @@ async def test_doctor_reports_a_rejected_key(home: Path) -> None:
         config = write_config(home, llm.base_url, key="wrong")
         code, out, _ = await larkbot(home, "doctor", "--config", str(config))
     assert code == 1
-    assert "✗ llm" in out and "rejected llm.api_key" in out and "→" in out
+    assert "✗ llm" in out and "refused llm.api_key" in out and "→" in out
 
 
 async def test_doctor_checks_in_process(home: Path) -> None:

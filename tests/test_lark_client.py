@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.errors import CredentialsRefused, LarkAPIError
 from larkbot.lark.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark
 
@@ -119,7 +119,8 @@ async def test_bad_credentials_raise(fake_lark: FakeLark, http: httpx.AsyncClien
     client = LarkClient(http, fake_lark.domain, "cli_test", "wrong", retry=FAST)
     with pytest.raises(LarkAPIError) as info:
         await client.bot_info()
-    assert info.value.code == 10014
+    assert info.value.code == 99991543
+    assert isinstance(info.value, CredentialsRefused) and "lark.app_secret" in info.value.hint
 
 
 async def test_token_expiry_is_respected(fake_lark: FakeLark, client: LarkClient):

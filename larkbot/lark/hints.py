@@ -5,7 +5,14 @@ Codes from the Lark Open Platform's generic and IM error pages (see docs/archite
 
 from __future__ import annotations
 
+CREDENTIALS_FIX = (
+    "copy lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET) from the app's "
+    "Credentials & Basic Info page, and check the app is enabled and published"
+)
+
 HINTS: dict[int, str] = {
+    10003: f"Lark refused the app id or secret: {CREDENTIALS_FIX}",
+    10014: "wrong lark.app_secret: copy it from the app's credentials page",
     99991543: "wrong lark.app_id or lark.app_secret: copy them from the app's credentials page",
     99991662: "the app is disabled or not installed in this tenant: publish a version",
     99991673: "the app is disabled or not installed in this tenant: publish a version",

@@ -7,7 +7,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -20,7 +20,7 @@ from larkbot.lark.binary import (
     is_json,
     read_capped,
 )
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.errors import CredentialsRefused, LarkAPIError
 from larkbot.lark.pacing import Pacer
 from larkbot.lark.shared_cache import SharedCache, app_key
 from larkbot.logs import get_logger
@@ -30,6 +30,7 @@ log = get_logger("larkbot.lark.transport")
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 RATE_LIMITED = frozenset({99991400, 230020})  # app-level and IM-level frequency limits
 INVALID_TOKEN = frozenset({99991661, 99991663, 99991664, 99991671})
+REPORT_EVERY = 60.0  # a failing token fetch is logged (with its fix) once a minute, not per call
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class LarkTransport:
         self.on_call: Callable[[str], None] | None = None
         self.cache_key = app_key("tenant_token", domain, app_id, app_secret)
         self._rejected = ""  # a token Lark refused: never taken from the shared cache again
-        self.token_error: tuple[float, str] | None = None  # (when, why) the last fetch failed
+        self.token_error: tuple[float, LarkAPIError] | None = None  # the last failed fetch
+        self._reported = -REPORT_EVERY  # when the last failure was logged
 
     @property
     def _timeout(self) -> httpx.Timeout:
@@ -139,8 +141,7 @@ class LarkTransport:
                     json={"app_id": self._app_id, "app_secret": self._app_secret},
                 )
             except LarkAPIError as err:
-                self.token_error = (time.monotonic(), str(err))
-                raise
+                self._failed(CredentialsRefused.of(err) if refused(err) else err)
             token = body.get("tenant_access_token")
             if not isinstance(token, str) or not token:
                 raise LarkAPIError(TRANSPORT_ERROR, "token response without tenant_access_token")
@@ -149,10 +150,30 @@ class LarkTransport:
             except (TypeError, ValueError):
                 expire = 0.0  # unusable expiry: use the token for this call only
             self._keep(token, expire)
+            if self.token_error is not None:
+                log.info("lark_credentials_accepted")  # after a refusal: replies go out again
+                self.token_error, self._reported = None, -REPORT_EVERY
             if self.cache is not None and expire > 0:
                 await self.cache.put(self.cache_key, token, time.time() + expire)
             log.info("lark_token_refreshed", expires_in=expire)
             return token
+
+    def _failed(self, err: LarkAPIError) -> NoReturn:
+        """Remember and report (once a minute, naming the fix) a failed token fetch; raise it."""
+        now = time.monotonic()
+        self.token_error = (now, err)
+        if now - self._reported >= REPORT_EVERY:
+            self._reported = now
+            refusal = isinstance(err, CredentialsRefused)
+            log.error(
+                "lark_credentials_refused" if refusal else "lark_token_failed",
+                code=err.code,
+                error=err.msg,
+                fix=err.hint or "check lark.domain and the network",
+                note="nothing can be sent until this works; waiting replies go out then "
+                "(logged once a minute)",
+            )
+        raise err from None
 
     def invalidate(self, token: str) -> None:
         """Forget `token` (if it is still the cached one) so the next call fetches a new one."""

@@ -11,7 +11,7 @@ from larkbot.context import RequestContext
 from larkbot.events import FinalAnswer
 from larkbot.lark.answer import Agent, answer_command, answer_message
 from larkbot.lark.commands import Commands, parse_command
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.errors import CredentialsRefused, LarkAPIError
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
@@ -48,9 +48,18 @@ class TurnRunner:
         self.inputs = inputs
         self.stop_notes: dict[str, str] = {}  # /stop message id → what it stopped
         self._forgiven: dict[str, int] = {}  # message id → takeovers forgiven here
+        self._waiting: set[str] = set()  # message ids held back by refused credentials
 
     async def run(self, msg: InboundMessage, sid: str) -> None:
         """Run `msg` as one turn of session `sid` and deliver (or release) its answer."""
+        try:
+            if self.inputs is not None:  # no model call for an answer that cannot be sent
+                await self.inputs.client.token()
+            await self._run(msg, sid)
+        except CredentialsRefused as err:
+            await self._wait_for_credentials(msg, err)
+
+    async def _run(self, msg: InboundMessage, sid: str) -> None:
         name = await self.inputs.directory.name(msg.sender_open_id) if self.inputs else ""
         ctx = RequestContext(
             interface="lark",
@@ -80,9 +89,33 @@ class TurnRunner:
                 return
             await self.mark_done(msg.message_id)
             bound.info("lark_turn_done", ok=isinstance(outcome, FinalAnswer))
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, CredentialsRefused):
             view.abandon()  # a live progress card must not outlive its turn
             raise
+
+    async def _wait_for_credentials(self, msg: InboundMessage, err: CredentialsRefused) -> None:
+        """Lark refuses the app's credentials: the message waits, unanswered but not lost.
+
+        Its claim goes back without counting as an attempt, so the sweeper retakes it until
+        the credentials work again (or after a restart), and then it is answered. The fix is
+        in the log line (the token's own refusal is logged once a minute, this one per message).
+        """
+        first = msg.message_id not in self._waiting  # its retries are quieter
+        if first and len(self._waiting) >= FORGIVEN_KEPT:
+            self._waiting.clear()
+        self._waiting.add(msg.message_id)
+        (log.warning if first else log.debug)(
+            "lark_reply_waiting",
+            message_id=msg.message_id,
+            code=err.code,
+            error=err.msg,
+            fix=err.hint,
+        )
+        try:
+            await self.journal.forgive_attempt(msg.message_id)
+            await self.journal.release(msg.message_id)
+        except Exception:  # storage trouble: the lease runs out by itself, later
+            log.warning("lark_release_failed", message_id=msg.message_id, exc_info=True)
 
     async def _deliver(self, view: TurnView, outcome: FinalAnswer | str, bound: Any) -> bool:
         """Post the answer; when Lark refuses it, tell the user. False: not known to be posted.
@@ -99,8 +132,8 @@ class TurnRunner:
             else:
                 await view.fail(outcome)
             return True
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, CredentialsRefused):
+            raise  # credentials: the message waits for them (`_wait_for_credentials`)
         except LarkAPIError as err:  # Lark refused it: the code and hint say why, no traceback
             if not refused(err):
                 bound.warning("lark_delivery_unconfirmed", code=err.code, error=str(err))
@@ -111,9 +144,12 @@ class TurnRunner:
         try:
             await view.fail("the answer could not be delivered.")
             return True
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, CredentialsRefused):
             raise
-        except Exception:  # Lark unreachable: the claim goes back for a later attempt
+        except LarkAPIError as err:  # Lark's own answer: its code and fix, no traceback
+            bound.warning("lark_failure_notice_failed", code=err.code, error=str(err))
+            return False  # the claim goes back for a later attempt
+        except Exception:
             bound.warning("lark_failure_notice_failed", exc_info=True)
             return False
 

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
 from larkbot.logs import get_logger
@@ -75,8 +76,9 @@ class Welcomer:
         uuid = hashlib.sha256(f"welcome#{chat_id}".encode()).hexdigest()[:40]
         try:
             await self.client.send(chat_id, "text", {"text": text}, uuid=uuid)
-        except Exception:
-            log.warning("lark_welcome_failed", chat_id=chat_id, exc_info=True)
+        except Exception as err:  # Lark's own refusal names its fix: no traceback for it
+            fix = {"fix": err.hint} if isinstance(err, LarkAPIError) else {"exc_info": True}
+            log.warning("lark_welcome_failed", chat_id=chat_id, error=str(err)[:300], **fix)
             async with self.db.engine.begin() as conn:  # let a later event try again
                 await conn.execute(welcomed.delete().where(welcomed.c.chat_id == chat_id))
             return False

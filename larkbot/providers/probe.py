@@ -35,7 +35,9 @@ def _yes(flag: bool) -> str:
 async def check_model(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """Send 'Reply with OK' (with one tool schema) and report the detected traits."""
     if llm_key(settings) is not None:  # one cause, one ✗: the llm line names the missing key
-        return CheckResult("model", True, "not probed: no API key for this endpoint (see llm)")
+        return CheckResult(
+            "model", True, "not probed: no API key for this endpoint (see llm)", skipped=True
+        )
     cfg = settings.llm.model_copy(
         update={"max_retries": 0, "max_tokens": 64, "timeout_seconds": 20}
     )
@@ -50,6 +52,10 @@ async def check_model(settings: Settings, http: httpx.AsyncClient) -> CheckResul
             if isinstance(event, Completion):
                 done = event
     except ProviderError as err:
+        if err.status in (401, 403):  # one cause, one ✗: the llm line names the refused key
+            return CheckResult(
+                "model", True, "not probed: the key was refused (see llm)", skipped=True
+            )
         return CheckResult(
             "model",
             False,

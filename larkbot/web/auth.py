@@ -54,6 +54,7 @@ class WebAuth:
         self.configured = configured
         self._out = out
         self._cached: tuple[float, str] | None = None
+        self.generated = ""  # the token `init` just generated (for serve's start screen)
 
     async def init(self) -> None:
         """Create the table; without a configured token, generate one at first start."""
@@ -66,6 +67,7 @@ class WebAuth:
                 await conn.execute(web_auth.insert().values(name=TOKEN_KEY, value=digest(token)))
         except IntegrityError:
             return  # another replica generated it first and printed it
+        self.generated = token
         out = self._out or sys.stderr
         print(
             f"larkbot web token (shown once; `larkbot web-token` makes a new one): {token}",

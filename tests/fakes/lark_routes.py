@@ -119,7 +119,7 @@ def add_routes(app: web.Application, fake: FakeLark) -> None:
     async def token(request: web.Request) -> web.Response:
         body = _body(request)
         if body.get("app_id") != fake.app_id or body.get("app_secret") != fake.app_secret:
-            raise ApiError(10014, "app secret invalid")
+            raise ApiError(99991543, "app_id or app_secret is invalid")  # HTTP 400, as Lark
         fake.token_fetches += 1
         issued = f"t-fake-{fake.token_fetches}"
         fake.valid_tokens.add(issued)

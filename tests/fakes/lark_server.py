@@ -13,7 +13,9 @@ Usage::
 Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` are
 "METHOD /path" with any `{name}` placeholder, e.g. `{id}` or `{message_id}`):
 
-- POST  /open-apis/auth/v3/tenant_access_token/internal  → `t-fake-N`, `expire` = token_expire
+- POST  /open-apis/auth/v3/tenant_access_token/internal  → `t-fake-N`, `expire` = token_expire;
+  an app_id or app_secret other than `fake.app_id` / `fake.app_secret` → HTTP 400, code 99991543
+  (set `fake.app_secret` to stand for a secret rotated, or fixed, in the console)
 - GET   /open-apis/bot/v3/info                           → `{"bot": {open_id, app_name, …}}`
 - POST  /open-apis/im/v1/messages?receive_id_type=…      → create (uuid dedup, size limits)
 - POST  /open-apis/im/v1/messages/{id}/reply             → reply (uuid dedup, reply_in_thread)
