@@ -43,6 +43,7 @@ from larkbot.providers.base import (
 )
 from larkbot.providers.capabilities import sees_images, shows_thinking
 from larkbot.providers.wire import Wire
+from larkbot.recall import Recalled, RecallHook
 from larkbot.storage.sessions import SessionStore
 from larkbot.tool_calls import run_calls, scrubbed_calls
 from larkbot.tool_images import with_round_images
@@ -73,8 +74,10 @@ class Agent:
         scrubber: SecretScrubber | None = None,
         usage: UsageStore | None = None,
         yield_to: Callable[[], Awaitable[object]] | None = None,
+        recall: RecallHook | None = None,
     ) -> None:
         self.provider = provider
+        self.recall = recall  # long-term memory (`larkbot/memory`), passed by the composition root
         # awaited before each model round: on `serve`'s loop, Lark's acks go first (Ingress)
         self.yield_to = yield_to or _nothing_first
         self.usage = usage
@@ -216,7 +219,11 @@ class Agent:
         ctx = ctx.with_untrusted(*untrusted_messages(history))
         user_msg = user_message(user_input, ctx)
         user_text = text_of(user_input)
+        recalled = await self.recall(ctx, user_text) if self.recall else Recalled()
+        # memories others wrote (or saved while reading untrusted text) raise the bar too
+        ctx = ctx.with_untrusted(*recalled.untrusted)
         prompt = build_system_prompt(settings, ctx, user_text, fast=settings.agent.fast_path)
+        prompt = f"{prompt}\n\n{recalled.text}" if recalled.text else prompt
         system = with_summary({"role": "system", "content": prompt}, note)
         context = await _with_images([*history, user_msg], settings)
         turn: list[Message] = []
