@@ -27,12 +27,16 @@ from larkbot.events import (
     UiPayload,
 )
 from larkbot.logs import configure_logging
+from larkbot.memory.commands import local_command
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
 from larkbot.terminal import new_session_id, read_line
 
-HELP = "Type a message. /new starts a new conversation, /exit quits (so does end of input)."
+HELP = (
+    "Type a message. /new starts a new conversation, /memory shows what I remember, "
+    "/forget ID|all forgets, /exit quits (so does end of input)."
+)
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -129,6 +133,9 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
             view.line(HELP)
             continue
         ctx = RequestContext.local_owner(session)  # the terminal's user is the owner
+        if (reply := await local_command(agent.recall, text, ctx)) is not None:
+            view.line(reply)  # /memory, /forget
+            continue
         async for event in agent.stream_chat(session, text, ctx):
             view.show(event)
     return 1 if view.failed else 0

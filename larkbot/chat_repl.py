@@ -15,11 +15,13 @@ from larkbot.agent import Agent
 from larkbot.chat_view import LineReader, RichView
 from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.context import RequestContext
+from larkbot.memory.commands import local_command
 from larkbot.terminal import new_session_id
 
 HELP = (
     "Type a message. Ctrl-C stops an answer (the conversation is kept); Ctrl-C at the prompt "
-    "or Ctrl-D quits. /new starts a new conversation, /exit quits."
+    "or Ctrl-D quits. /new starts a new conversation, /memory shows what I remember, "
+    "/forget ID|all forgets, /exit quits."
 )
 PROMPT = Text("› ", style="bold cyan")
 
@@ -120,6 +122,10 @@ async def rich_loop(agent: Agent, view: RichView, reader: LineReader, banner: st
             if text == "/new":
                 session = new_session_id()
                 console.print("(new conversation)", style="dim")
+                continue
+            ctx = RequestContext.local_owner(session)
+            if (reply := await local_command(agent.recall, text, ctx)) is not None:
+                console.print(reply)  # /memory, /forget
                 continue
             turn = asyncio.create_task(_turn(agent, view, session, text))
             await asyncio.wait({turn})

@@ -100,8 +100,14 @@ class Core:
             scrubber=SecretScrubber(self.live.get),
             usage=self.usage,
             yield_to=yield_to,
-            recall=self.runtime.services.get("memory"),
+            recall=self.memory,
         )
+
+    @property
+    def memory(self) -> MemoryService | None:
+        """The long-term memory service (None when `memory.enabled` is false)."""
+        service = self.runtime.services.get("memory")
+        return service if isinstance(service, MemoryService) else None
 
     async def aclose(self) -> None:
         """Stop MCP servers, close the database and (if this core created it) the HTTP client."""
