@@ -9,7 +9,7 @@ deletes for real: a person who asks the bot to forget gets no hidden copy.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import sqlalchemy as sa
@@ -81,8 +81,15 @@ class Memory:
         return {c.name: getattr(self, c.name) for c in memories.columns}
 
 
+FIELDS = [memories.c[f.name] for f in fields(Memory)]  # select in field order: Memory(*row)
+
+
 def _memory(row: Any) -> Memory:
-    return Memory(**{c.name: row._mapping[c.name] for c in memories.columns})
+    return Memory(*row)
+
+
+def _select() -> sa.Select[Any]:
+    return sa.select(*FIELDS)
 
 
 class MemoryStore:
@@ -103,7 +110,7 @@ class MemoryStore:
     async def get(self, memory_id: str) -> Memory | None:
         """One memory by id (any state)."""
         async with self.db.read() as conn:
-            row = (await conn.execute(memories.select().where(memories.c.id == memory_id))).first()
+            row = (await conn.execute(_select().where(memories.c.id == memory_id))).first()
         return _memory(row) if row else None
 
     async def candidates(self, person: str, chat: str) -> list[Memory]:
@@ -113,7 +120,7 @@ class MemoryStore:
             sa.and_(c.scope == "me", c.subject == person),
             sa.and_(c.scope == "chat", c.subject == chat),
         )
-        query = memories.select().where(where, c.state == ACTIVE).order_by(c.created_at)
+        query = _select().where(where, c.state == ACTIVE).order_by(c.created_at)
         async with self.db.read() as conn:
             return [_memory(r) for r in await conn.execute(query)]
 
@@ -122,7 +129,7 @@ class MemoryStore:
     ) -> list[Memory]:
         """One person's or chat's memories (active only unless `all_states`), oldest first."""
         c = memories.c
-        query = memories.select().where(c.scope == scope, c.subject == subject)
+        query = _select().where(c.scope == scope, c.subject == subject)
         if not all_states:
             query = query.where(c.state == ACTIVE)
         async with self.db.read() as conn:
@@ -198,6 +205,6 @@ class MemoryStore:
     async def of_scope(self, scope: str) -> list[Memory]:
         """Every active memory of one scope (the owner's web view of chat memories)."""
         c = memories.c
-        query = memories.select().where(c.scope == scope, c.state == ACTIVE)
+        query = _select().where(c.scope == scope, c.state == ACTIVE)
         async with self.db.read() as conn:
             return [_memory(r) for r in await conn.execute(query.order_by(c.created_at))]
