@@ -2,7 +2,7 @@
 
 Privacy is decided here, once: a turn sees the speaker's own `me` memories and its chat's
 `chat` memories, nothing else. The speaker is the context's sender (a scheduled job runs as
-its creator); the owner at the terminal or web page ("local") is the sole configured owner
+its creator); the owner at the terminal or web page ("local", "web") is the sole configured owner
 when there is exactly one, so the owner's memories follow them between Lark and the web.
 """
 
@@ -25,6 +25,7 @@ from larkbot.storage.db import Database
 log = get_logger(__name__)
 
 SCOPES = ("me", "chat")
+LOCAL = ("local", "web")  # the owner at the terminal, the web page's user
 # Obvious credentials: the prompt says never to save secrets; this catches the careless cases.
 _SECRET = re.compile(
     r"sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY|"
@@ -55,7 +56,7 @@ class MemoryService:
 
     def person(self, ctx: RequestContext) -> str:
         """Whose `me` memories this turn uses."""
-        if ctx.sender_id == "local" and ctx.interface in ("cli", "web"):
+        if ctx.is_owner and ctx.interface in ("cli", "web") and ctx.sender_id in LOCAL:
             return self.local_person()
         return ctx.sender_id
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from larkbot.web import data_api
+from larkbot.web import data_api, memory_api
 from larkbot.web.handlers import (
     WEB_KEY,
     handle_chat,
@@ -70,6 +70,7 @@ def mount_web(web_app: web.Application, app: App, ping_seconds: float = 15.0) ->
         ("GET", "/api/schedules", data_api.list_schedules),
         ("DELETE", "/api/schedules/{job_id}", data_api.delete_schedule),
         ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
+        ("GET", "/api/memory", memory_api.list_memories),
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does

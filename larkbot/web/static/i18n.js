@@ -15,6 +15,8 @@ const STRINGS = {
     reconnecting: "Connection lost; reconnecting…", untitled: "(untitled)",
     untrusted: "Asked because this turn read text you did not write:",
     cardError: "This card could not be shown",
+    memory: "Memory", noMemories: "Nothing remembered yet.", aboutYou: "about you",
+    thisChat: "chat", savedBy: "saved by", untrustedMemory: "untrusted",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -31,6 +33,8 @@ const STRINGS = {
     reconnecting: "连接中断，正在重连…", untitled: "（无标题）",
     untrusted: "之所以询问，是因为本轮读取了并非你写的内容：",
     cardError: "此卡片无法显示",
+    memory: "记忆", noMemories: "还没有记住任何事。", aboutYou: "关于你",
+    thisChat: "群聊", savedBy: "保存者", untrustedMemory: "不可信",
   },
 };
 
