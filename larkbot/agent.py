@@ -28,6 +28,7 @@ from larkbot.find_tools import FindToolsTool
 from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy, ToolGate
+from larkbot.policy.personal import hide_others_personal
 from larkbot.policy.provenance import for_model as wire_messages
 from larkbot.policy.provenance import untrusted_messages, user_message
 from larkbot.policy.redact import hide_private_results
@@ -215,6 +216,8 @@ class Agent:
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
+        if ctx.chat_type == "group":  # one member's memory results never reach another's turn
+            history = hide_others_personal(history, ctx.sender_id, self._personal)
         # other people's messages in this (group) history: the owner's side effects need approval
         ctx = ctx.with_untrusted(*untrusted_messages(history))
         user_msg = user_message(user_input, ctx)
@@ -296,9 +299,16 @@ class Agent:
         if ctx.is_owner and ctx.chat_type != "group":
             return lambda messages: messages
         public = replace(ctx, is_owner=False, sender_id="")
-        return lambda messages: hide_private_results(
-            messages, lambda name: self._may_see(name, public)
+        return lambda messages: hide_others_personal(
+            hide_private_results(messages, lambda name: self._may_see(name, public)),
+            "",
+            self._personal,
         )
+
+    def _personal(self, name: str) -> bool:
+        """Whether results of tool `name` belong to the person who called it (memory)."""
+        tool = self.registry.get(name)
+        return tool is not None and tool.private_to_caller
 
     async def _record_usage(self, session_id: str, model: str, used: Usage) -> None:
         """Store the turn's tokens; accounting never fails a turn."""

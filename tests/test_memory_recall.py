@@ -118,3 +118,29 @@ async def test_recall_stays_within_its_token_budget(fake_llm: FakeLLM, tmp_path:
     await core.aclose()
     assert 0 < recalled.count < 40
     assert recalled.tokens <= 200
+
+
+async def test_one_members_memory_results_stay_out_of_the_others_turns_in_a_shared_history(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    core = await memory_core(fake_llm.base_url, tmp_path)
+    agent = lark_agent(core)
+    await core.runtime.services["memory"].save(
+        person(ALICE, "oc_dm_alice"), "Alice's salary is private"
+    )
+    shared = "oc_group:shared"
+    fake_llm.reply_tools(("memory_search", {"query": "salary"}))
+    fake_llm.reply_text("I found one thing.")
+    await collect(agent, "what do you remember about my salary?", person(ALICE, session=shared))
+    fake_llm.reply_text("a").reply_text("b")
+    await collect(agent, "anything new?", person(BOB, session=shared))
+    await collect(agent, "anything new?", person(OWNER_ID, owner=True, session=shared))
+    fake_llm.reply_text("c")
+    await collect(agent, "and for me?", person(ALICE, session=shared))
+    await core.aclose()
+    alice_search_result = str(fake_llm.requests[1]["messages"])
+    bob_turn, owner_turn, alice_again = (str(r["messages"]) for r in fake_llm.requests[2:5])
+    assert "salary is private" in alice_search_result
+    assert "salary is private" not in bob_turn and "belongs to another person" in bob_turn
+    assert "salary is private" not in owner_turn
+    assert "belongs to another person" not in alice_again  # her own result, in her own turn
