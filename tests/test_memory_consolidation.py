@@ -52,7 +52,10 @@ async def test_a_pass_merges_resolves_keeps_versions_and_sends_the_card(
         if m.state == "active" and "every morning" in m.content and m.id != tea2.id
     )
     undone = await memory_command(service, "/memory", f"undo {merged_id}", alice)
+    back_home = await memory_command(service, "/memory", f"undo {old_home.id}", alice)
     after_undo = sorted(m.content for m in await service.visible(alice))
+    forgot = await memory_command(service, "/forget", "all", alice)
+    remaining = await service.store.of_subject("me", ALICE, all_states=True)
     await core.aclose()
     assert len(fake_llm.requests) == 1  # only Alice had something to tidy
     assert sorted(left) == ["Alice drinks green tea every morning", "Alice moved to Beijing"]
@@ -62,8 +65,16 @@ async def test_a_pass_merges_resolves_keeps_versions_and_sends_the_card(
     assert card["receive_id"] == ALICE and card["receive_id_type"] == "open_id"
     assert card["msg_type"] == "interactive"
     assert "Alice likes green tea" in card["content"] and "Shanghai" in card["content"]
-    assert undone == "Restored 2 earlier version(s)."
-    assert "Alice likes green tea" in after_undo
+    assert (
+        undone == "Restored 2 earlier version(s)." and back_home == "Restored 1 earlier version(s)."
+    )
+    assert after_undo == [
+        "Alice drinks green tea every morning",
+        "Alice likes green tea",
+        "Alice lives in Shanghai",
+        "Alice moved to Beijing",
+    ]
+    assert forgot == "Forgot 4 memories about you." and remaining == []  # versions too
 
 
 async def test_nightly_runs_on_the_leader_once_a_day(fake_llm: FakeLLM, tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ class Consolidator:
                 continue
             used.add(old.id)
             await self.store.supersede([old.id], None)
-            lines.append(f"dropped «{old.content}» (contradicted by a newer memory)")
+            lines.append(f"dropped «{old.content}», contradicted (undo: /memory undo {old.id})")
         return lines
 
     async def _tell(self, report: Report) -> None:

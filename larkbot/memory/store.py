@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from larkbot.storage.db import Database, metadata
 
 ACTIVE, SUPERSEDED = "active", "superseded"
+DROPPED, UNDONE = "-dropped", "-undone"  # `replaced_by` of a version no newer one replaced
 
 memories = sa.Table(
     "memories",
@@ -147,38 +148,51 @@ class MemoryStore:
             return int((await conn.execute(query)).scalar_one())
 
     async def delete(self, ids: list[str]) -> int:
-        """Delete memories and the versions they replaced (forget means gone)."""
+        """Delete memories and every version they replaced (forget means gone); the number of
+        active memories deleted."""
         if not ids:
             return 0
         c = memories.c
         async with self.db.engine.begin() as conn:
-            await conn.execute(memories.delete().where(c.replaced_by.in_(ids)))
-            done = await conn.execute(memories.delete().where(c.id.in_(ids)))
-        return int(done.rowcount or 0)
+            doomed, frontier = set(ids), list(ids)
+            while frontier:  # merged twice: versions of versions
+                rows = await conn.execute(sa.select(c.id).where(c.replaced_by.in_(frontier)))
+                frontier = [r[0] for r in rows if r[0] not in doomed]
+                doomed.update(frontier)
+            active = sa.select(sa.func.count()).where(c.id.in_(doomed), c.state == ACTIVE)
+            count = int((await conn.execute(active)).scalar_one())
+            await conn.execute(memories.delete().where(c.id.in_(doomed)))
+        return count
 
     async def supersede(self, old_ids: list[str], new: Memory | None) -> None:
-        """Replace `old_ids` by `new` (or just retire them) in one transaction; kept for undo."""
+        """Replace `old_ids` by `new` (or drop them) in one transaction; all kept for undo."""
         c = memories.c
         async with self.db.engine.begin() as conn:
             if new is not None:
                 await conn.execute(memories.insert(), [new.row()])
             retire = memories.update().where(c.id.in_(old_ids), c.state == ACTIVE)
-            await conn.execute(retire.values(state=SUPERSEDED, replaced_by=new.id if new else "-"))
+            await conn.execute(
+                retire.values(state=SUPERSEDED, replaced_by=new.id if new else DROPPED)
+            )
 
     async def undo(self, memory_id: str) -> int:
-        """Bring back what `memory_id` replaced and retire it; the number restored."""
+        """Undo a pass's change: bring back what `memory_id` replaced and retire it, or bring
+        `memory_id` itself back when the pass dropped it; the number restored."""
         c = memories.c
+        update = memories.update()
         async with self.db.engine.begin() as conn:
             back = await conn.execute(
-                memories.update()
-                .where(c.replaced_by == memory_id)
-                .values(state=ACTIVE, replaced_by="")
+                update.where(c.replaced_by == memory_id).values(state=ACTIVE, replaced_by="")
             )
             if back.rowcount:
                 await conn.execute(
-                    memories.update()
-                    .where(c.id == memory_id)
-                    .values(state=SUPERSEDED, replaced_by="-")
+                    update.where(c.id == memory_id).values(state=SUPERSEDED, replaced_by=UNDONE)
+                )
+            else:
+                back = await conn.execute(
+                    update.where(c.id == memory_id, c.replaced_by == DROPPED).values(
+                        state=ACTIVE, replaced_by=""
+                    )
                 )
         return int(back.rowcount or 0)
 
