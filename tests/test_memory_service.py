@@ -9,8 +9,9 @@ import pytest
 
 from larkbot.context import RequestContext
 from larkbot.memory import MemoryError
+from tests.core_helpers import collect
 from tests.fakes.llm import FakeLLM
-from tests.memory_rig import ALICE, BOB, OWNER_ID, memory_core, person
+from tests.memory_rig import ALICE, BOB, OWNER_ID, lark_agent, memory_core, person
 
 
 async def test_per_person_count_and_size_limits(fake_llm: FakeLLM, tmp_path: Path) -> None:
@@ -100,3 +101,16 @@ async def test_chinese_memories_are_found_by_chinese_words(
     await core.aclose()
     assert [m.content for m in found] == ["我喜欢用表格回答问题"]
     assert "表格" not in recalled.text
+
+
+async def test_memory_off_means_no_tools_and_nothing_in_the_prompt(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    core = await memory_core(fake_llm.base_url, tmp_path, enabled=False)
+    fake_llm.reply_text("hi")
+    await collect(lark_agent(core), "hello", person(ALICE))
+    await core.aclose()
+    request = fake_llm.requests[0]
+    assert core.memory is None
+    assert not [t for t in request["tools"] if t["function"]["name"].startswith("memory_")]
+    assert "memory_save" not in request["messages"][0]["content"]
