@@ -100,12 +100,14 @@ async def test_memory_saved_after_reading_untrusted_text_is_marked(
     owner = person(OWNER_ID, owner=True).with_untrusted("web_fetch https://example.test")
     saved = await service.save(owner, "Deploys go through the blue pipeline")
     recalled = await service(person(OWNER_ID, owner=True), "deploys")
+    unrelated = await service(person(OWNER_ID, owner=True), "lunch ideas")
     await core.aclose()
     assert saved.untrusted and not saved.trusted
     assert recalled.untrusted == (
         f"memory {saved.id} saved while untrusted text was in the conversation",
     )
     assert "while reading untrusted text" in recalled.text
+    assert unrelated.untrusted == ()  # not recalled in every turn, only when it is the topic
 
 
 async def test_recall_stays_within_its_token_budget(fake_llm: FakeLLM, tmp_path: Path) -> None:

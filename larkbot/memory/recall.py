@@ -23,10 +23,16 @@ HEADER = (
 
 
 def pick(candidates: Sequence[Memory], person: str, query: str, pinned: int) -> list[Memory]:
-    """Pinned facts about `person` (topped up with their newest), then matches, best first."""
+    """Pinned facts about `person` (topped up with their newest), then matches, best first.
+
+    The top-up skips memories saved while untrusted text was in the turn: they come back when
+    the message is about them, not in every turn (where each would make side effects ask).
+    """
     mine = [m for m in candidates if m.scope == "me" and m.subject == person]
     flagged = sorted((m for m in mine if m.pinned), key=lambda m: -m.created_at)
-    newest = sorted((m for m in mine if not m.pinned), key=lambda m: -m.created_at)
+    newest = sorted(
+        (m for m in mine if not m.pinned and not m.untrusted), key=lambda m: -m.created_at
+    )
     chosen = {m.id: m for m in [*flagged, *newest][:pinned]}
     for _, memory in rank(query, candidates):
         chosen.setdefault(memory.id, memory)

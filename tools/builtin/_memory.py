@@ -13,7 +13,6 @@ from tools.runtime import ToolRuntime
 class MemoryTool(ContextTool):
     """A memory tool: finds `rt.services["memory"]` when called (set by the core)."""
 
-    fast_path = True  # saving what a person asks to remember must not need find_tools first
     private_to_caller = True  # one person's memories never reach another's turn via history
 
     def __init__(self, rt: ToolRuntime) -> None:

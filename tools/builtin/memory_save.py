@@ -15,6 +15,7 @@ class MemorySaveTool(MemoryTool):
     """memory_save(content, scope): one short memory, recalled in later turns."""
 
     name = "memory_save"
+    fast_path = True  # saving what a person asks to remember must not need find_tools first
     description = (
         "Remember something for later conversations: when the person asks you to remember, or "
         "you learn a durable preference or fact about them. scope `me` (default): about the "
