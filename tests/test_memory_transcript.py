@@ -1,6 +1,6 @@
 """A transcript over signed webhooks, FakeLark and FakeLLM: Alice teaches the bot a preference in
 one group; the next day (a restarted server, another group) it shapes her answer and nobody
-else's; /memory shows it to her alone and /forget all removes it."""
+else's; /memory shows it to her alone (in a direct chat) and /forget all removes it."""
 
 from __future__ import annotations
 
@@ -13,13 +13,20 @@ from tests.lark_harness import Served, bot_mention, message_event, settings_for
 
 TEAM = {"chat_id": "oc_team", "chat_type": "group"}
 PROJECT = {"chat_id": "oc_project", "chat_type": "group"}
+DM = {"chat_id": "oc_dm_alice", "chat_type": "p2p"}
 PREFERENCE = "Alice wants answers as a Markdown table"
 
 
 async def say(s: Served, fake_lark: FakeLark, who: str, text: str, chat: dict[str, str]) -> str:
     """Alice or Bob @-mentions the bot; the bot's reply text."""
     before = len(fake_lark.sent)
-    event = message_event(f"@_user_1 {text}", sender=who, mentions=[bot_mention()], **chat)
+    mention = chat["chat_type"] == "group"
+    event = message_event(
+        f"@_user_1 {text}" if mention else text,
+        sender=who,
+        mentions=[bot_mention()] if mention else None,
+        **chat,
+    )
     assert (await s.post_event(event))[0] == 200
     await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=10)
     assert await s.app.idle(10)
@@ -43,13 +50,15 @@ async def test_a_preference_taught_in_one_chat_is_used_the_next_day_in_another(
     async with Served(settings) as s:  # the next day: a restarted server
         await say(s, fake_lark, "ou_alice", "summarise the Q3 plan", PROJECT)
         await say(s, fake_lark, "ou_bob", "summarise the Q3 plan", PROJECT)
-        listing = await say(s, fake_lark, "ou_alice", "/memory", PROJECT)
-        bobs = await say(s, fake_lark, "ou_bob", "/记忆", PROJECT)
+        in_group = await say(s, fake_lark, "ou_alice", "/memory", PROJECT)
+        listing = await say(s, fake_lark, "ou_alice", "/memory", DM)
+        bobs = await say(s, fake_lark, "ou_bob", "/记忆", {**DM, "chat_id": "oc_dm_bob"})
         forgot = await say(s, fake_lark, "ou_alice", "/forget all", PROJECT)
     alice_next_day, bob_turn = fake_llm.requests[2], fake_llm.requests[3]
     assert PREFERENCE in system_of(alice_next_day)  # recalled without any tool call
     assert "saved by Alice (not an owner)" in system_of(alice_next_day)
     assert "table" not in str(bob_turn["messages"]).lower()
+    assert PREFERENCE not in in_group and "1 memories about you" in in_group  # the group reads it
     assert PREFERENCE in listing
     assert PREFERENCE not in bobs
     assert "Forgot 1 memories" in forgot

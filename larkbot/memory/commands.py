@@ -9,6 +9,12 @@ from larkbot.context import RequestContext
 from larkbot.memory.service import MemoryError, MemoryService
 from larkbot.memory.store import Memory
 
+NOTHING = "I don't remember anything about you here yet."
+NOTHING_ZH = "我还没有记住关于你的任何事。"
+HEAD = "What I remember here (/forget ID removes one):"
+HEAD_ZH = "我记得的（/忘记 ID 删除一条）："
+PRIVATE = " memories about you: send me /memory in a direct chat to see them"
+PRIVATE_ZH = " 条关于你的记忆：私聊我发送 /记忆 查看"
 USAGE = "Usage: /memory (what I remember about you here), /memory undo ID, /forget ID | all"
 
 
@@ -20,22 +26,17 @@ def _line(memory: Memory, person: str) -> str:
 
 
 async def show(service: MemoryService, ctx: RequestContext, zh: bool = False) -> str:
-    """The speaker's own memories and this chat's."""
+    """The speaker's own memories and this chat's; in a group only a count of their own."""
     person = service.person(ctx)
     found = await service.visible(ctx)
     if not found:
-        return (
-            "我还没有记住关于你的任何事。"
-            if zh
-            else "I don't remember anything about you here yet."
-        )
-    head = (
-        "我记得的（/忘记 ID 删除一条）："
-        if zh
-        else "What I remember here (/forget ID removes one):"
-    )
-    mine = [m for m in found if m.scope == "me"] + [m for m in found if m.scope == "chat"]
-    return "\n".join([head, *(_line(m, person) for m in mine)])
+        return NOTHING_ZH if zh else NOTHING
+    mine = [_line(m, person) for m in found if m.scope == "me"]
+    chat = [_line(m, person) for m in found if m.scope == "chat"]
+    if ctx.chat_type == "group" and mine:  # the reply is read by the whole group
+        hint = PRIVATE_ZH if zh else PRIVATE
+        mine = [f"({len(mine)}{hint})"]
+    return "\n".join([HEAD_ZH if zh else HEAD, *mine, *chat])
 
 
 async def memory_command(
@@ -59,7 +60,8 @@ async def memory_command(
         if not target:
             return "用法：/忘记 ID 或 /忘记 全部" if zh else USAGE
         memory = await service.forget(ctx, target)
-        return f"Forgot [{memory.id}] {memory.content}"
+        shown = "" if ctx.chat_type == "group" else f" {memory.content}"
+        return f"Forgot [{memory.id}]{shown}"
     except MemoryError as err:
         return str(err)
 
