@@ -5,17 +5,19 @@ leader only, once a day."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import httpx
 
+from larkbot.config import parse_settings
 from larkbot.lark.client import LarkClient
 from larkbot.lark.direct import direct_notifier
 from larkbot.lark.transport import RetryPolicy
 from larkbot.memory.commands import memory_command
-from larkbot.memory.nightly import Nightly
-from larkbot.memory.wiring import consolidator
+from larkbot.memory.nightly import Nightly, seconds_until
+from larkbot.memory.wiring import consolidator, has_model
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.memory_rig import ALICE, BOB, memory_core, person
@@ -90,3 +92,13 @@ async def test_nightly_runs_on_the_leader_once_a_day(fake_llm: FakeLLM, tmp_path
     await core.aclose()
     assert ran == [False, True, False]
     assert len(fake_llm.requests) == 1
+
+
+def test_the_pass_is_off_without_a_model_and_waits_for_its_hour() -> None:
+    default = {"base_url": "https://api.openai.com/v1", "api_key": ""}
+    assert not has_model(parse_settings({"llm": default}))  # no key, default endpoint: no LLM
+    assert has_model(parse_settings({"llm": {"base_url": "http://127.0.0.1:11434/v1"}}))
+    tz = ZoneInfo("Asia/Shanghai")
+    evening = datetime(2026, 3, 1, 22, 0, tzinfo=tz)
+    assert seconds_until("03:30", tz, evening) == 5.5 * 3600
+    assert seconds_until("21:00", tz, evening) == 23 * 3600
