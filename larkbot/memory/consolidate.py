@@ -24,7 +24,8 @@ log = get_logger(__name__)
 Complete = Callable[[list[dict[str, Any]]], Awaitable[str]]  # messages -> the model's text
 Notify = Callable[[str, str], Awaitable[None]]  # (person's open_id, text) -> a direct message
 
-PROMPT = """You tidy one person's long-term memory (short facts an assistant keeps about them).
+PROMPT = """You tidy an assistant's long-term memory: short facts one person saved (about
+themselves, or context of a chat they are in).
 Merge memories that say the same thing into one sentence. When two contradict, the newer one
 wins: drop the older. Keep everything else out of your answer. Never invent facts.
 Answer with JSON only: {"merge": [{"ids": ["m…", "m…"], "content": "merged sentence"}],
@@ -86,8 +87,12 @@ class Consolidator:
         for merge in plan.get("merge") or []:
             ids = [i for i in dict.fromkeys(merge.get("ids") or []) if i in by_id and i not in used]
             content = " ".join(str(merge.get("content") or "").split())
-            if len(ids) < 2 or not content:
-                continue
+            if (
+                len(ids) < 2
+                or not content
+                or len(content) > sum(len(by_id[i].content) for i in ids)
+            ):
+                continue  # a merge that says more than its parts is not a merge
             used.update(ids)
             merged = _merged([by_id[i] for i in ids], content)
             await self.store.supersede(ids, merged)
