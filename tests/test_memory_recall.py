@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from larkbot import metrics
 from larkbot.events import ConsentRequested, FinalAnswer
 from tests.core_helpers import ScriptedConsent, collect
 from tests.fakes.llm import FakeLLM
@@ -120,6 +121,9 @@ async def test_recall_stays_within_its_token_budget(fake_llm: FakeLLM, tmp_path:
     await core.aclose()
     assert 0 < recalled.count < 40
     assert recalled.tokens <= 200
+    exported = metrics.render()[0].decode()
+    assert "larkbot_memory_recall_seconds_count" in exported
+    assert "larkbot_memory_recall_tokens_bucket" in exported
 
 
 async def test_one_members_memory_results_stay_out_of_the_others_turns_in_a_shared_history(

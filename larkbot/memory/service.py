@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Callable
 
+from larkbot import metrics
 from larkbot.config_sections import MemoryConfig
 from larkbot.context import RequestContext
 from larkbot.errors import LarkBotError
@@ -161,11 +162,14 @@ class MemoryService:
         cfg = self.config()
         if not cfg.enabled:
             return Recalled()
-        person = self.person(ctx)
+        person, started = self.person(ctx), time.perf_counter()
         try:
             candidates = await self.visible(ctx)
         except Exception:
             log.warning("memory_recall_failed", exc_info=True)
             return Recalled()
         chosen = recall.pick(candidates, person, query, cfg.pinned)
-        return recall.render(chosen, person, cfg.recall_tokens)
+        recalled = recall.render(chosen, person, cfg.recall_tokens)
+        metrics.MEMORY_RECALL_SECONDS.observe(time.perf_counter() - started)
+        metrics.MEMORY_RECALL_TOKENS.observe(recalled.tokens)
+        return recalled
