@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from larkbot.context import RequestContext
-from larkbot.memory import MemoryError
+from larkbot.memory import MemoryRefused
 from tests.core_helpers import collect
 from tests.fakes.llm import FakeLLM
 from tests.memory_rig import ALICE, BOB, OWNER_ID, lark_agent, memory_core, person
@@ -20,9 +20,9 @@ async def test_per_person_count_and_size_limits(fake_llm: FakeLLM, tmp_path: Pat
     alice = person(ALICE)
     for i in range(3):
         await service.save(alice, f"fact number {i}")
-    with pytest.raises(MemoryError, match="full"):
+    with pytest.raises(MemoryRefused, match="full"):
         await service.save(alice, "one too many")
-    with pytest.raises(MemoryError, match="at most 40"):
+    with pytest.raises(MemoryRefused, match="at most 40"):
         await service.save(person(BOB), "x" * 41)
     bob = await service.save(person(BOB), "Bob still has room")
     again = await service.save(alice, "fact number 1")  # a repeat is no new memory
@@ -35,7 +35,7 @@ async def test_secrets_are_refused(fake_llm: FakeLLM, tmp_path: Path) -> None:
     core = await memory_core(fake_llm.base_url, tmp_path)
     service = core.runtime.services["memory"]
     for secret in ("my api key is sk-abcdefghijklmnopqrstu", "password: hunter22", "密码是 123456"):
-        with pytest.raises(MemoryError, match="secret"):
+        with pytest.raises(MemoryRefused, match="secret"):
             await service.save(person(ALICE), secret)
     await core.aclose()
 
@@ -50,9 +50,9 @@ async def test_forget_one_and_all_only_touch_the_speakers_memories(
     await service.save(alice, "Alice works on billing")
     shared = await service.save(alice, "The group meets Mondays", "chat")
     b1 = await service.save(bob, "Bob likes coffee")
-    with pytest.raises(MemoryError, match="may forget"):
+    with pytest.raises(MemoryRefused, match="may forget"):
         await service.forget(bob, a1.id)
-    with pytest.raises(MemoryError, match="may forget"):
+    with pytest.raises(MemoryRefused, match="may forget"):
         await service.forget(bob, shared.id)  # another member's chat memory
     await service.forget(alice, a1.id)
     gone = await service.forget_all(alice)

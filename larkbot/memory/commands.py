@@ -6,7 +6,7 @@ Channel-free: Lark's command handler and `larkbot chat` call these with the spea
 from __future__ import annotations
 
 from larkbot.context import RequestContext
-from larkbot.memory.service import MemoryError, MemoryService
+from larkbot.memory.service import MemoryRefused, MemoryService
 from larkbot.memory.store import Memory
 
 NOTHING = "I don't remember anything about you here yet."
@@ -62,7 +62,7 @@ async def memory_command(
         memory = await service.forget(ctx, target)
         shown = "" if ctx.chat_type == "group" else f" {memory.content}"
         return f"Forgot [{memory.id}]{shown}"
-    except MemoryError as err:
+    except MemoryRefused as err:
         return str(err)
 
 

@@ -34,7 +34,7 @@ _SECRET = re.compile(
 )
 
 
-class MemoryError(LarkBotError):
+class MemoryRefused(LarkBotError):
     """A memory request that cannot be done; the message says why (shown to the model)."""
 
 
@@ -72,13 +72,13 @@ class MemoryService:
         """Store a memory written by the speaker; refuses secrets and over-limit saves."""
         cfg, text = self.config(), " ".join(content.split())
         if scope not in SCOPES:
-            raise MemoryError(f"scope must be 'me' or 'chat', not {scope!r}")
+            raise MemoryRefused(f"scope must be 'me' or 'chat', not {scope!r}")
         if not text:
-            raise MemoryError("content is empty: say what to remember")
+            raise MemoryRefused("content is empty: say what to remember")
         if len(text) > cfg.max_chars:
-            raise MemoryError(f"a memory holds at most {cfg.max_chars} characters; shorten it")
+            raise MemoryRefused(f"a memory holds at most {cfg.max_chars} characters; shorten it")
         if _SECRET.search(text):
-            raise MemoryError(
+            raise MemoryRefused(
                 "that looks like a secret (a key or password); memory never keeps those"
             )
         person = self.person(ctx)
@@ -87,13 +87,12 @@ class MemoryService:
         same = next((m for m in existing if m.content == text), None)
         if same is not None:
             return same
-        mine = sum(1 for m in existing if m.author_id == person)
-        if mine >= cfg.max_per_person or (scope == "me" and len(existing) >= cfg.max_per_person):
-            raise MemoryError(
+        if sum(1 for m in existing if m.author_id == person) >= cfg.max_per_person:
+            raise MemoryRefused(
                 f"memory is full for this person ({cfg.max_per_person}); forget something first"
             )
         if scope == "chat" and len(existing) >= cfg.max_per_chat:
-            raise MemoryError(f"this chat's memory is full ({cfg.max_per_chat})")
+            raise MemoryRefused(f"this chat's memory is full ({cfg.max_per_chat})")
         memory = Memory(
             id=new_id(),
             scope=scope,
@@ -133,7 +132,7 @@ class MemoryService:
             )
         )
         if memory is None or not mine:
-            raise MemoryError(f"no memory {memory_id!r} that you may forget here")
+            raise MemoryRefused(f"no memory {memory_id!r} that you may forget here")
         await self.store.delete([memory.id])
         return memory
 
@@ -149,7 +148,7 @@ class MemoryService:
         """Undo a consolidation merge of the speaker's memory (the replaced versions return)."""
         memory = await self.store.get(memory_id.strip())
         if memory is None or memory.author_id != self.person(ctx):
-            raise MemoryError(f"no memory {memory_id!r} of yours to undo")
+            raise MemoryRefused(f"no memory {memory_id!r} of yours to undo")
         return await self.store.undo(memory.id)
 
     async def for_web(self, person: str) -> list[Memory]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from larkbot.context import RequestContext
-from larkbot.memory import Memory, MemoryError, MemoryService
+from larkbot.memory import Memory, MemoryRefused, MemoryService
 from tools.base import ContextTool, ToolResult
 from tools.runtime import ToolRuntime
 
@@ -25,7 +25,7 @@ class MemoryTool(ContextTool):
             return ToolResult("memory is off here (memory.enabled: false)", is_error=True)
         try:
             return await self.act(service, ctx, **kw)
-        except MemoryError as err:
+        except MemoryRefused as err:
             return ToolResult(str(err), is_error=True)
 
     async def act(self, service: MemoryService, ctx: RequestContext, **kw: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from larkbot.context import RequestContext
-from larkbot.memory import MemoryError, MemoryService
+from larkbot.memory import MemoryRefused, MemoryService
 from tools.base import BaseTool
 from tools.builtin._memory import MemoryTool, enabled, line
 from tools.runtime import ToolRuntime
@@ -29,7 +29,7 @@ class MemorySearchTool(MemoryTool):
         """Search and list the matches."""
         query = str(kw.get("query") or "").strip()
         if not query:
-            raise MemoryError("query is empty: pass some keywords")
+            raise MemoryRefused("query is empty: pass some keywords")
         found = await service.search(ctx, query)
         if not found:
             return f"No memories match {query!r}."
