@@ -1,4 +1,5 @@
-"""Memory recall per turn: 10,000 memories across 500 people (and 50 group chats) on SQLite.
+"""Memory recall per turn: 10,000 memories across 500 people (and 50 group chats), on SQLite
+and (under `make bench`) PostgreSQL.
 
 Each turn's recall reads the speaker's and the chat's memories (one indexed query), ranks them
 with BM25 and renders the block within `memory.recall_tokens`. Prints the latency (target:
@@ -9,6 +10,7 @@ CPU time per recall is printed too) and the tokens the block adds to the prompt.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
 import tempfile
@@ -87,17 +89,16 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[round(q * 100) - 1]
 
 
-async def run(tmp: Path) -> None:
-    """Fill, warm up, then time TURNS recalls."""
-    db = Database(f"sqlite:///{tmp}/bench.db")
+async def run(url: str) -> None:
+    """Fill, warm up, then time TURNS recalls on the database at `url`."""
+    db = Database(url)
     service = MemoryService(db, MemoryConfig)
     await service.init()
     rng = random.Random(42)
     started = time.perf_counter()
     await fill(db, rng)
-    print(
-        f"stored {MEMORIES} memories for {PEOPLE} people in {time.perf_counter() - started:.1f} s"
-    )
+    took = time.perf_counter() - started
+    print(f"{url.split(':')[0]}: stored {MEMORIES} memories for {PEOPLE} people in {took:.1f} s")
     turns = [
         RequestContext(
             interface="lark",
@@ -133,10 +134,22 @@ async def run(tmp: Path) -> None:
     )
 
 
+async def on_postgres() -> None:
+    """The same on a fresh PostgreSQL database (the cluster `make bench` starts)."""
+    if not os.environ.get("LARKBOT_TEST_PG_URL"):
+        print("LARKBOT_TEST_PG_URL not set (`make bench` sets it): PostgreSQL not measured")
+        return
+    from tests.pg import fresh_database
+
+    async with fresh_database() as url:
+        await run(url)
+
+
 def main() -> None:
-    """Run the benchmark in a temporary directory."""
+    """Run the benchmark on SQLite in a temporary directory, then on PostgreSQL."""
     with tempfile.TemporaryDirectory() as tmp:
-        asyncio.run(run(Path(tmp)))
+        asyncio.run(run(f"sqlite:///{Path(tmp)}/bench.db"))
+    asyncio.run(on_postgres())
 
 
 if __name__ == "__main__":
