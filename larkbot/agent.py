@@ -29,6 +29,7 @@ from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.llm_check import user_facing
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy, ToolGate
+from larkbot.policy.personal import hide_others_personal
 from larkbot.policy.provenance import for_model as wire_messages
 from larkbot.policy.provenance import untrusted_messages, user_message
 from larkbot.policy.redact import hide_private_results
@@ -44,6 +45,7 @@ from larkbot.providers.base import (
 )
 from larkbot.providers.capabilities import sees_images, shows_thinking
 from larkbot.providers.wire import Wire
+from larkbot.recall import Recalled, RecallHook
 from larkbot.storage.sessions import SessionStore
 from larkbot.tool_calls import run_calls, scrubbed_calls
 from larkbot.tool_images import with_round_images
@@ -74,8 +76,10 @@ class Agent:
         scrubber: SecretScrubber | None = None,
         usage: UsageStore | None = None,
         yield_to: Callable[[], Awaitable[object]] | None = None,
+        recall: RecallHook | None = None,
     ) -> None:
         self.provider = provider
+        self.recall = recall  # long-term memory (`larkbot/memory`), passed by the composition root
         # awaited before each model round: on `serve`'s loop, Lark's acks go first (Ingress)
         self.yield_to = yield_to or _nothing_first
         self.usage = usage
@@ -213,11 +217,17 @@ class Agent:
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
+        if ctx.chat_type == "group":  # one member's memory results never reach another's turn
+            history = hide_others_personal(history, ctx.sender_id, self._personal)
         # other people's messages in this (group) history: the owner's side effects need approval
         ctx = ctx.with_untrusted(*untrusted_messages(history))
         user_msg = user_message(user_input, ctx)
         user_text = text_of(user_input)
+        recalled = await self.recall(ctx, user_text) if self.recall else Recalled()
+        # memories others wrote (or saved while reading untrusted text) raise the bar too
+        ctx = ctx.with_untrusted(*recalled.untrusted)
         prompt = build_system_prompt(settings, ctx, user_text, fast=settings.agent.fast_path)
+        prompt = f"{prompt}\n\n{recalled.text}" if recalled.text else prompt
         system = with_summary({"role": "system", "content": prompt}, note)
         context = await _with_images([*history, user_msg], settings)
         turn: list[Message] = []
@@ -290,9 +300,16 @@ class Agent:
         if ctx.is_owner and ctx.chat_type != "group":
             return lambda messages: messages
         public = replace(ctx, is_owner=False, sender_id="")
-        return lambda messages: hide_private_results(
-            messages, lambda name: self._may_see(name, public)
+        return lambda messages: hide_others_personal(
+            hide_private_results(messages, lambda name: self._may_see(name, public)),
+            "",
+            self._personal,
         )
+
+    def _personal(self, name: str) -> bool:
+        """Whether results of tool `name` belong to the person who called it (memory)."""
+        tool = self.registry.get(name)
+        return tool is not None and tool.private_to_caller
 
     async def _record_usage(self, session_id: str, model: str, used: Usage) -> None:
         """Store the turn's tokens; accounting never fails a turn."""

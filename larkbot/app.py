@@ -27,6 +27,7 @@ from larkbot.lark.budget import CallLedger
 from larkbot.lark.budget_wiring import planner, share_budget, status_line
 from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
+from larkbot.lark.direct import direct_notifier
 from larkbot.lark.dispatcher import Dispatcher, Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
 from larkbot.lark.ingress import Ingress
@@ -42,6 +43,7 @@ from larkbot.lark.webhook import CARD_ACTION_TRIGGER
 from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
 from larkbot.lark.ws import LarkLongConnection
 from larkbot.logs import get_logger
+from larkbot.memory.wiring import memory_nightly
 from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler.wiring import leading_scheduler
@@ -196,7 +198,9 @@ class App:
                 agent=agent,
                 journal=journal,
                 owners=owners,
-                commands=Commands(owners, agent.reset, self._status_with(core, ledger)),
+                commands=Commands(
+                    owners, agent.reset, self._status_with(core, ledger), core.memory
+                ),
                 view_factory=make_view_factory(
                     client, s.lark, planner(ledger, self._budget) if ledger else None
                 ),
@@ -210,7 +214,8 @@ class App:
         drain = s.server.drain_seconds
         notifier = LarkNotifier(client) if client is not None else None
         scheduler = leading_scheduler(core, agent, notifier, owners.check, drain)
-        await stack.enter_async_context(scheduler)
+        jobs = await stack.enter_async_context(scheduler)
+        await stack.enter_async_context(memory_nightly(core, jobs, direct_notifier(client)))
         if approvals is not None:  # before the scheduler drains: a job waiting on a card ends
             stack.callback(approvals.cancel_all)
         desktop = DesktopServer(s.computer_use, core.runtime.services)

@@ -31,6 +31,7 @@ from larkbot.events import (
 )
 from larkbot.llm_check import key_problem
 from larkbot.logs import configure_logging
+from larkbot.memory.commands import local_command
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_writable
 from larkbot.runtime_factory import open_core
@@ -132,6 +133,9 @@ async def chat_loop(agent: Agent, interactive: bool, out: TextIO | None = None) 
                 view.line(shown)
             continue
         ctx = RequestContext.local_owner(session)  # the terminal's user is the owner
+        if (reply := await local_command(agent.recall, text, ctx)) is not None:
+            view.line(reply)  # /memory, /forget
+            continue
         async for event in agent.stream_chat(session, text, ctx):
             view.show(event)
     return 1 if view.failed else 0

@@ -17,6 +17,8 @@ RECENT = 10
 COMMANDS = (
     ("/new", "start a new conversation"),
     ("/resume", "list recent conversations; /resume N (or an id) continues one"),
+    ("/memory", "what I remember about you; /memory undo ID restores an earlier version"),
+    ("/forget", "/forget ID forgets one memory, /forget all every one"),
     ("/help", "list these commands"),
     ("/exit", "quit (also /quit and Ctrl-D)"),
 )

@@ -16,6 +16,7 @@ from larkbot.chat_commands import Resume, run_command
 from larkbot.chat_view import LineReader, RichView
 from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.context import RequestContext
+from larkbot.memory.commands import local_command
 from larkbot.terminal import new_session_id
 
 HELP = "Type a message; /help lists the commands. Ctrl-C stops an answer, Ctrl-D quits."
@@ -122,6 +123,10 @@ async def rich_loop(agent: Agent, view: RichView, reader: LineReader, banner: st
                 session, lines = done
                 for shown in lines:
                     console.print(Text(shown), style="dim")
+                continue
+            ctx = RequestContext.local_owner(session)
+            if (reply := await local_command(agent.recall, text, ctx)) is not None:
+                console.print(reply)  # /memory, /forget
                 continue
             turn = asyncio.create_task(_turn(agent, view, session, text))
             await asyncio.wait({turn})

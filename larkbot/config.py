@@ -17,6 +17,7 @@ from larkbot.config_sections import (
     ComputerUseConfig,
     FallbackConfig,
     LimitsConfig,
+    MemoryConfig,
     PriceConfig,
     ProviderName,
     SchedulerConfig,
@@ -229,6 +230,7 @@ class Settings(Section):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)

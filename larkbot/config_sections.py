@@ -115,3 +115,16 @@ class SchedulerConfig(Section):
                 f"({self.poll_seconds:g})"
             )
         return self
+
+
+class MemoryConfig(Section):
+    """`memory:` long-term memory per person (and per chat), recalled every turn."""
+
+    enabled: bool = True
+    recall_tokens: int = Field(600, ge=50, le=8000)  # budget of the recalled block per turn
+    pinned: int = Field(3, ge=0, le=20)  # profile facts recalled whatever the message says
+    max_per_person: int = Field(200, ge=1)  # active memories one person may hold
+    max_per_chat: int = Field(200, ge=1)  # active chat-scope memories of one chat
+    max_chars: int = Field(500, ge=20, le=4000)  # one memory's text
+    consolidate: bool = True  # the nightly pass (needs an LLM; leader replica only)
+    consolidate_at: str = Field("03:30", pattern=r"^\d{2}:\d{2}$")  # HH:MM, scheduler.timezone

@@ -108,6 +108,20 @@ LLM_LAST = LastResult()
 _ID_SEGMENT = re.compile(r"^(?!v\d+$)(?=.*\d)[\w.-]{6,}$|^(om|oc|ou|on|omt|img|file|cli)_\w+$")
 
 
+MEMORY_RECALL_SECONDS = Histogram(
+    "larkbot_memory_recall_seconds",
+    "Time to recall a turn's long-term memories (one query, ranking, rendering).",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
+    registry=REGISTRY,
+)
+MEMORY_RECALL_TOKENS = Histogram(
+    "larkbot_memory_recall_tokens",
+    "Estimated prompt tokens the recalled memories (and the saving rules) add to a turn.",
+    buckets=(0, 150, 300, 450, 600, 900, 1500, 3000),
+    registry=REGISTRY,
+)
+
+
 def endpoint_template(path: str) -> str:
     """A Lark API path with ids replaced by `:id` (bounded label values)."""
     path = path.split("?", 1)[0]

@@ -14,6 +14,7 @@ from larkbot.agent import Agent
 from larkbot.config import LiveSettings, Settings
 from larkbot.consent import ConsentProvider
 from larkbot.logs import get_logger
+from larkbot.memory import MemoryService
 from larkbot.policy import AuditSink, Policy
 from larkbot.policy.paths import ProtectedPaths
 from larkbot.policy.secrets import SecretScrubber
@@ -45,6 +46,18 @@ def build_registry(rt: ToolRuntime, plugins: bool = True) -> ToolRegistry:
     if plugins:
         load_plugins(registry, rt)
     return registry
+
+
+async def open_memory(db: Database, live: LiveSettings) -> MemoryService:
+    """The memory service on the shared database; "local" is the sole configured owner."""
+
+    def local_person() -> str:
+        owners = live.get().owner.open_ids
+        return owners[0] if len(owners) == 1 else "local"
+
+    memory = MemoryService(db, lambda: live.get().memory, local_person)
+    await memory.init()
+    return memory
 
 
 @dataclass
@@ -87,7 +100,14 @@ class Core:
             scrubber=SecretScrubber(self.live.get),
             usage=self.usage,
             yield_to=yield_to,
+            recall=self.memory,
         )
+
+    @property
+    def memory(self) -> MemoryService | None:
+        """The long-term memory service (None when `memory.enabled` is false)."""
+        service = self.runtime.services.get("memory")
+        return service if isinstance(service, MemoryService) else None
 
     async def aclose(self) -> None:
         """Stop MCP servers, close the database and (if this core created it) the HTTP client."""
@@ -124,6 +144,8 @@ async def build_core(
         usage = UsageStore(db, settings.llm.prices)
         await usage.init()
         rt = ToolRuntime(interface=interface, live=live, http=client, db=db)
+        if settings.memory.enabled:
+            rt.services["memory"] = await open_memory(db, live)
         registry = build_registry(rt, plugins)
     except BaseException:
         await db.close()

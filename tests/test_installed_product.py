@@ -22,7 +22,7 @@ from aiohttp import web
 
 from tests.cards_samples import SAMPLES
 from tests.fakes.lark_server import FakeLark
-from tests.fakes.llm import FakeLLM
+from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import ENCRYPT_KEY, OWNER, TOKEN, message_event, seal
 from tests.test_cards_approval_e2e import approval_cards, approval_id_of, click
 
@@ -87,7 +87,21 @@ def _calls(work: Path, site: str) -> list[tuple[str, dict[str, Any]]]:
         ("browser_session", {"action": "start"}),  # Debian's chromium, driven by playwright
         ("browser_tab", {"action": "open", "url": f"{site}/page"}),
         ("browser_page", {"action": "read_text"}),
+        ("memory_save", {"content": "The installed product remembers"}),
+        ("memory_search", {"query": "installed product"}),
+        ("memory_forget", {}),  # its id comes from memory_save's result (_forget_then_finish)
     ]
+
+
+def _forget_then_finish(body: dict[str, Any]) -> Reply:
+    """After the scripted calls: forget the memory memory_save reported, then finish."""
+    results = [str(m.get("content")) for m in body["messages"] if m["role"] == "tool"]
+    if any(r.startswith("Forgot memory") for r in results):
+        return Reply(text="every tool ran")
+    saved = [r.split()[2] for r in results if r.startswith("Saved memory ")]
+    return Reply(
+        tool_calls=[FakeToolCall("memory_forget", {"memory_id": saved[-1] if saved else ""})]
+    )
 
 
 @pytest.mark.timeout(240)  # a cold start of the installed serve (≤ 60 s) plus every tool (≤ 120 s)
@@ -122,9 +136,9 @@ async def test_installed_serve_runs_every_builtin_tool(
     }
     (home / "config.yaml").write_text(yaml.safe_dump(config))
     calls = _calls(work, site)
-    for name, arguments in calls:
+    for name, arguments in calls[:-1]:
         fake_llm.reply_tools((name, arguments))
-    fake_llm.reply_text("every tool ran")
+    fake_llm.responder = _forget_then_finish
     env = {**os.environ, "LARKBOT_HOME": str(home), "PATH": "/usr/bin:/bin"}
     proc = await asyncio.create_subprocess_exec(
         INSTALLED, "serve", "--config", str(home / "config.yaml"), env=env,

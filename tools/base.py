@@ -47,6 +47,7 @@ class BaseTool(ABC):
     `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
     `touched_paths` names the files a call reads or writes (the bot's own are always asked).
     `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
+    `private_to_caller` results (memory) reach only the turns of the person who called the tool;
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
     A tool that needs to know who calls it subclasses `ContextTool` instead.
@@ -61,6 +62,8 @@ class BaseTool(ABC):
     untrusted_output: bool = False
     searches_trees: bool = False  # `touched_paths` are roots searched recursively (rg, fd)
     no_compress: bool = False
+    # results about the caller (memory): in a shared history, hidden from everyone else's turns
+    private_to_caller: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
     timeout: float | None = None  # per-tool override of the executor's default
     # The argument naming the one local file a read-only call reads (file_read: "path"); the

@@ -1,22 +1,27 @@
 """Chat commands answered without the model: /new, /stop, /whoami, /help, /claim <code>, /status.
 
-Chinese aliases: /新对话 (/new), /停止 (/stop), /帮助 (/help); help answers in the language of
-the command used. In a group the conversation is shared by everyone, so only an owner may
-reset it with /new. /stop itself is acted on when it arrives (`Dispatcher`), not in turn.
+Also /memory and /forget ID|all (`larkbot/memory/commands.py`).
+Chinese aliases: /新对话 (/new), /停止 (/stop), /帮助 (/help), /记忆, /忘记; help answers in
+the language of the command used. In a group the conversation is shared by everyone, so only an
+owner may reset it with /new. /stop itself is acted on when it arrives (`Dispatcher`), not in turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from larkbot.context import RequestContext
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.owners import Owners
+from larkbot.memory import MemoryService
+from larkbot.memory.commands import memory_command
 
 HELP = """I'm an AI assistant. Ask me anything in a direct message, or @-mention me in a group.
 I read images, files (PDF, Word, Excel, PowerPoint, text) and quoted or forwarded messages.
 Commands:
 /new: start a fresh conversation (forgets this chat's history and approvals; owners only in groups)
 /stop: stop the answer being worked on in this chat
+/memory: what I remember about you here; /forget ID (or all) removes it
 /whoami: show your open_id and whether you own this bot
 /help: this message
 /claim <code>: become the owner with the pairing code from the server log (DM only, once)
@@ -27,13 +32,23 @@ HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 命令：
 /新对话（/new）：开始新对话，清除本聊天的历史和授权（群聊中仅限机器人主人）
 /停止（/stop）：停止本聊天中正在进行的回答
+/记忆（/memory）：我记得的关于你的事；/忘记 ID（或 全部）删除
 /whoami：查看你的 open_id，以及你是否是机器人的主人
 /帮助（/help）：显示本说明
 /claim <配对码>：用服务日志中的配对码成为主人（仅限私聊，一次）
 /状态（/status）：模型、备用模型、token 用量和本月飞书 API 调用量（仅限主人）"""
 
-COMMANDS = frozenset({"/new", "/stop", "/whoami", "/help", "/claim", "/status"})
-ALIASES = {"/新对话": "/new", "/停止": "/stop", "/帮助": "/help", "/状态": "/status"}
+COMMANDS = frozenset(
+    {"/new", "/stop", "/whoami", "/help", "/claim", "/status", "/memory", "/forget"}
+)
+ALIASES = {
+    "/新对话": "/new",
+    "/停止": "/stop",
+    "/帮助": "/help",
+    "/状态": "/status",
+    "/记忆": "/memory",
+    "/忘记": "/forget",
+}
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -64,8 +79,10 @@ class Commands:
         owners: Owners,
         reset: Callable[[str], Awaitable[None]],
         status: Status | None = None,
+        memory: MemoryService | None = None,
     ) -> None:
         self.owners = owners
+        self.memory = memory
         self.reset = reset  # Agent.reset: history, consent grants, activated tools
         self.status = status  # model_status.status_text for a session
 
@@ -96,4 +113,9 @@ class Commands:
             if self.status is None:
                 return "Status is not available here."
             return await self.status(session_id)
+        if name in ("/memory", "/forget"):
+            ctx = RequestContext(
+                "lark", session_id, msg.sender_open_id, owner, msg.chat_id, msg.chat_type
+            )
+            return await memory_command(self.memory, name, arg, ctx)
         return HELP_ZH if arg == "zh" else HELP

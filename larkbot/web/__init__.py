@@ -14,7 +14,7 @@ from pathlib import Path
 from aiohttp import web
 
 from larkbot.http_access import CHECK_KEY, mark
-from larkbot.web import data_api
+from larkbot.web import data_api, memory_api
 from larkbot.web.handlers import (
     WEB_KEY,
     handle_chat,
@@ -80,6 +80,7 @@ def mount_web(
         ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
         ("POST", "/api/setup/start", start_setup),
         ("GET", "/api/setup/status", setup_status),
+        ("GET", "/api/memory", memory_api.list_memories),
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does

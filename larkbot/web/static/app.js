@@ -8,6 +8,7 @@ import { loadSchedules } from "./schedules.js";
 import { hideExamples, showExamples } from "./examples.js";
 import { consentCard, resolveConsent } from "./consent_card.js";
 import { checkSetup } from "./setup.js";
+import { showMemory, hideMemory } from "./memory.js";
 
 const state = { session: null, run: null, lastEventId: null, busy: false };
 const a2ui = new A2uiProcessor();
@@ -345,12 +346,14 @@ async function openSession(id) {
 function showChat() {
   $("chat-view").hidden = false; $("schedules-view").hidden = true;
   $("nav-chat").classList.add("active"); $("nav-schedules").classList.remove("active");
+  hideMemory();
   document.body.classList.remove("menu-open");
 }
 
 function showSchedules() {
   $("chat-view").hidden = true; $("schedules-view").hidden = false;
   $("nav-chat").classList.remove("active"); $("nav-schedules").classList.add("active");
+  hideMemory();
   document.body.classList.remove("menu-open");
   loadSchedules();
 }
@@ -366,6 +369,7 @@ $("stop").addEventListener("click", stop);
 $("new-chat").addEventListener("click", newChat);
 $("nav-chat").addEventListener("click", showChat);
 $("nav-schedules").addEventListener("click", showSchedules);
+$("nav-memory").addEventListener("click", showMemory);
 $("lang").addEventListener("click", () => {
   toggleLanguage();
   if (!$("schedules-view").hidden) loadSchedules();  // its lines are built with t()

@@ -20,6 +20,8 @@ const STRINGS = {
     example3: "Every weekday at 09:00, remind me to check my calendar",
     example4: "Compare three budget phones in a table",
     yourTime: " (your time, {zone})",
+    memory: "Memory", noMemories: "Nothing remembered yet.", aboutYou: "about you",
+    thisChat: "chat", savedBy: "saved by", untrustedMemory: "untrusted",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -41,6 +43,8 @@ const STRINGS = {
     example3: "每个工作日早上 9 点提醒我看日程",
     example4: "用表格对比三款千元手机",
     yourTime: "（你的时间：{zone}）",
+    memory: "记忆", noMemories: "还没有记住任何事。", aboutYou: "关于你",
+    thisChat: "群聊", savedBy: "保存者", untrustedMemory: "不可信",
   },
 };
 
