@@ -57,7 +57,7 @@ async def test_a_preference_taught_in_one_chat_is_used_the_next_day_in_another(
     alice_next_day, bob_turn = fake_llm.requests[2], fake_llm.requests[3]
     assert PREFERENCE in system_of(alice_next_day)  # recalled without any tool call
     assert "saved by Alice (not an owner)" in system_of(alice_next_day)
-    assert "table" not in str(bob_turn["messages"]).lower()
+    assert "markdown table" not in str(bob_turn["messages"]).lower()  # nothing of Alice's
     assert PREFERENCE not in in_group and "1 memories about you" in in_group  # the group reads it
     assert PREFERENCE in listing
     assert PREFERENCE not in bobs
