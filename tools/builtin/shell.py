@@ -13,9 +13,11 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
+from tools.builtin._fetched import FetchedFiles, network_command, shell_source, written_paths
 from tools.builtin._process import (
     DRAIN_AFTER_EXIT,
     BoundedCapture,
@@ -103,6 +105,16 @@ class ShellTool(BaseTool):
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
+        self.fetched: FetchedFiles = rt.services.setdefault("fetched_files", FetchedFiles())
+
+    async def run(self, **kw: Any) -> ToolResult:
+        """Run the command; a network command's output (and what it saved) is marked untrusted."""
+        result = await self._run_command(**kw)
+        command = str(kw.get("command", ""))
+        if not network_command(command):
+            return result
+        self.fetched.remember(written_paths(command))
+        return replace(result, sources=(shell_source(command),))
 
     def consent_check(self, **kw: Any) -> str | None:
         """Every command needs consent; the description is the command itself."""
@@ -124,7 +136,7 @@ class ShellTool(BaseTool):
         """Paths the command names (for the policy's protected-path rule), see `named_paths`."""
         return named_paths(str(kw.get("command", "")))
 
-    async def run(self, **kw: Any) -> ToolResult:
+    async def _run_command(self, **kw: Any) -> ToolResult:
         """Run the command; on exit, timeout or cancel kill every process the call started."""
         command, timeout = str(kw["command"]), self._timeout(kw.get("timeout", 30))
         cfg = self.rt.live.get().tools.shell
