@@ -86,11 +86,25 @@ class Source:
 class Speaker(Protocol):
     """What `user_message` reads of a request context (`larkbot.context.RequestContext`)."""
 
-    chat_type: str
-    sender_id: str
-    is_owner: bool
-    sender_name: str
-    input_sources: tuple[Source, ...]
+    @property
+    def chat_type(self) -> str:
+        """ "group" for a shared chat."""
+
+    @property
+    def sender_id(self) -> str:
+        """Who sent the message."""
+
+    @property
+    def is_owner(self) -> bool:
+        """Whether they are an owner."""
+
+    @property
+    def sender_name(self) -> str:
+        """Their display name."""
+
+    @property
+    def input_sources(self) -> tuple[Source, ...]:
+        """The untrusted parts of their message."""
 
 
 def mark(message: Message, *sources: Source) -> Message:
