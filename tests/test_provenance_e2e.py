@@ -1,7 +1,7 @@
 """Text nobody trusted never acts, end to end through `serve` with signed events (issue #39).
 
 What the owner's message brings along but the owner did not write (a member's message they
-quote, a chat history they forward, a document they send) makes every side effect of the
+quote, a chat history they forward, a document or image they send) makes every side effect of the
 conversation wait for an approval card naming it; nothing runs before the click. The owner's
 own text in their DM asks nothing; a file sent into a group is always approved first.
 """
@@ -16,6 +16,7 @@ from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, Served, bot_mention, message_event, settings_for
 from tests.test_cards_approval_e2e import approval_cards, approval_id_of, post_click
+from tests.test_lark_conversations import jpeg
 
 BOB = {"id": "ou_bob", "id_type": "open_id", "sender_type": "user"}
 GROUP = {"chat_id": "oc_team", "chat_type": "group", "mentions": [bot_mention()]}
@@ -98,6 +99,19 @@ async def test_a_document_the_owner_sends_is_named(
         event = message_event(message_id="om_doc", message_type="file", content=content)
         named = "the document runbook.txt sent in this chat"
         await asked_then_denied(s, fake_lark, event, marker, named)
+
+
+async def test_an_image_the_model_reads_is_named(
+    home: Path, tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    marker = tmp_path / "touched"
+    fake_lark.add_resource("om_img", "img_k", jpeg((40, 40)), "image/jpeg")
+    fake_llm.reply_tools(("shell", {"command": f"touch {marker}"})).reply_text("Left alone.")
+    settings = settings_for(home, fake_lark.domain, fake_llm.base_url, llm={"vision": True})
+    async with Served(settings) as s:
+        content = json.dumps({"image_key": "img_k"})
+        event = message_event(message_id="om_img", message_type="image", content=content)
+        await asked_then_denied(s, fake_lark, event, marker, "an image sent in this chat")
 
 
 async def test_the_owners_own_dm_work_runs_without_a_card(

@@ -14,7 +14,8 @@
 - A reply brings its quoted message (one level); a merge-forward is expanded into its
   messages with senders and times. Everything is bounded; lookups that fail leave a note.
 - Text no owner wrote is marked (`RequestContext.input_sources`, `policy/provenance.py`): a
-  quoted message of someone else, a forward holding others' messages, a document's text.
+  quoted message of someone else, a forward holding others' messages, a document's text, an
+  image the model sees (its origin is unknown).
   While it is in the conversation, side effects need the owner's approval naming it.
 """
 
@@ -213,6 +214,9 @@ class TurnInputs:
         if sees_images(s):
             out.images.append(image)
             out.lines.append(f"[{who} sent an image (attached; saved at {image}).]")
+            # whatever text it shows, nobody knows who wrote it (a screenshot of anything)
+            by = "" if who == "The user" else f" by {who}"
+            out.sources.append(Source(Kind.FILE, f"an image sent in this chat{by}"))
         else:
             out.lines.append(f"[{who} sent an image (saved at {image}). {NOT_SEEN}]")
 
