@@ -91,7 +91,8 @@ def access(tool: BaseTool, ctx: RequestContext | None, share: Mapping[str, Share
 
 
 def _untrusted_note(sources: Sequence[str]) -> str:
-    return "this turn contains text the owner did not write: " + "; ".join(sources)
+    named = "; ".join(sources)
+    return f"the conversation holds text the owner did not write (/new starts clean): {named}"
 
 
 def decide(
