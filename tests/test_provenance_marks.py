@@ -19,7 +19,13 @@ from larkbot.policy.provenance import (
 from larkbot.providers.base import Completion, Message
 from larkbot.storage.db import Database
 from larkbot.storage.sessions import SessionStore
-from tools.builtin._fetched import network_command, written_paths
+from tools.builtin._fetched import (
+    FetchedFiles,
+    file_source,
+    network_command,
+    shell_sources,
+    written_paths,
+)
 
 PAGE = Source(Kind.WEB, "web_fetch https://x.example (output not written by the owner)")
 
@@ -49,6 +55,20 @@ def test_network_commands_are_told_apart() -> None:
         assert not network_command(command), command
     saved = written_paths("curl -o /tmp/a.sh https://a.example/x && git clone https://g/r.git d")
     assert [p.name for p in saved] == ["a.sh", "d"]
+
+
+def test_shell_output_of_a_received_file_and_later_reads_of_fetched_files_are_marked(
+    tmp_path: Path,
+) -> None:
+    fetched, inbox_file = FetchedFiles(), tmp_path / "inbox" / "oc_dm" / "om_1" / "x.txt"
+    [source] = shell_sources(f"cat {inbox_file}", [str(inbox_file)], tmp_path, fetched)
+    assert source.kind is Kind.FILE and "received in a chat" in source.label
+    assert shell_sources("ls /etc", ["/etc"], tmp_path, fetched) == ()
+    clone = f"git clone https://g.example/r.git {tmp_path}/r"
+    [source] = shell_sources(clone, [f"{tmp_path}/r"], tmp_path, fetched)
+    assert source.kind is Kind.TOOL and source.label.startswith("shell `git clone")
+    later = file_source(tmp_path / "r" / "README.md", tmp_path, fetched)
+    assert later is not None and "saved by a network command" in later.label
 
 
 class Summariser:

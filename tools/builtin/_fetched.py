@@ -89,6 +89,18 @@ def shell_source(command: str) -> Source:
     return Source(Kind.TOOL, f"shell `{shown}` (network output not written by the owner)")
 
 
+def shell_sources(
+    command: str, named: list[str], home: Path, fetched: FetchedFiles
+) -> tuple[Source, ...]:
+    """What no owner wrote in a command's output: the network, or a file it names (`cat` of
+    a received file); a network command's saved files are remembered for later reads."""
+    found = [file_source(resolve(p), home, fetched) for p in named]
+    if network_command(command):
+        fetched.remember(written_paths(command))
+        found.insert(0, shell_source(command))
+    return tuple(dict.fromkeys(s for s in found if s is not None))
+
+
 def file_source(path: Path, home: Path, fetched: FetchedFiles | None) -> Source | None:
     """A Source when `path` holds text of unknown origin: received, downloaded or fetched."""
     if inside(path, resolve(str(home / "inbox"))):

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
-from tools.builtin._fetched import FetchedFiles, network_command, shell_source, written_paths
+from tools.builtin._fetched import FetchedFiles, shell_sources
 from tools.builtin._process import (
     DRAIN_AFTER_EXIT,
     BoundedCapture,
@@ -108,13 +108,11 @@ class ShellTool(BaseTool):
         self.fetched: FetchedFiles = rt.services.setdefault("fetched_files", FetchedFiles())
 
     async def run(self, **kw: Any) -> ToolResult:
-        """Run the command; a network command's output (and what it saved) is marked untrusted."""
+        """Run the command; output from the network or a received file is marked untrusted."""
         result = await self._run_command(**kw)
         command = str(kw.get("command", ""))
-        if not network_command(command):
-            return result
-        self.fetched.remember(written_paths(command))
-        return replace(result, sources=(shell_source(command),))
+        found = shell_sources(command, named_paths(command), self.rt.home, self.fetched)
+        return replace(result, sources=found) if found else result
 
     def consent_check(self, **kw: Any) -> str | None:
         """Every command needs consent; the description is the command itself."""
