@@ -60,15 +60,21 @@ def approval_card(
 ) -> dict[str, Any]:
     """The question: what would run, Approve / Deny buttons, who may answer and until when.
 
-    `sources` names the untrusted content in the turn (another sender's message, a web page)
-    that made this call need an approval: the owner sees where the idea may have come from.
+    `sources` names the untrusted content in the conversation (another sender's message, a
+    quote, a document, a web page read earlier) that made this call need an approval: the
+    owner sees where the idea may have come from, and that `/new` starts clean.
     """
     elements = _body(tool, description, arguments)
     if sources:
         named = "\n".join(f"- {s[:200]}" for s in sources[:5])
+        more = f"\n- … and {len(sources) - 5} more" if len(sources) > 5 else ""
         elements.append(
-            {"tag": "markdown", "content": f"⚠️ **Not written by you, in this turn:**\n{named}"}
+            {
+                "tag": "markdown",
+                "content": f"⚠️ **Not written by you, in this conversation:**\n{named}{more}",
+            }
         )
+        elements.append(grey_note(f"Started from {sources[0][:200]}; /new starts clean."))
     elements.append(
         {
             "tag": "column_set",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +31,7 @@ from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy, ToolGate
 from larkbot.policy.personal import hide_others_personal
 from larkbot.policy.provenance import for_model as wire_messages
-from larkbot.policy.provenance import untrusted_messages, user_message
+from larkbot.policy.provenance import mark_results, untrusted_labels, user_message
 from larkbot.policy.redact import hide_private_results
 from larkbot.policy.secrets import SecretScrubber
 from larkbot.prompt import build_system_prompt, detect_language
@@ -41,13 +41,12 @@ from larkbot.providers.base import (
     Message,
     ReasoningChunk,
     TextChunk,
-    ToolCall,
 )
 from larkbot.providers.capabilities import sees_images, shows_thinking
 from larkbot.providers.wire import Wire
 from larkbot.recall import Recalled, RecallHook
 from larkbot.storage.sessions import SessionStore
-from larkbot.tool_calls import run_calls, scrubbed_calls
+from larkbot.tool_calls import round_sources, run_calls, scrubbed_calls
 from larkbot.tool_images import with_round_images
 from larkbot.tool_round import tool_round, unique_ids, with_reasoning
 from larkbot.usage import Usage, UsageStore
@@ -123,17 +122,6 @@ class Agent:
         """Whether this sender may see results of tool `name` (unknown tools: no)."""
         tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
         return tool is not None and self.policy.may_see_results(tool, ctx)
-
-    def _untrusted_sources(
-        self, calls: Sequence[ToolCall], results: dict[str, ToolResult]
-    ) -> list[str]:
-        """Labels of this round's results that hold text no owner wrote."""
-        sources = []
-        for call in calls:
-            tool = self._lookup(call.name)
-            if tool is not None and tool.untrusted_output and not results[call.id].is_error:
-                sources.append(untrusted_source(call))
-        return sources
 
     def available_tools(self, ctx: RequestContext) -> list[BaseTool]:
         """Every enabled tool of this interface the sender may see."""
@@ -214,14 +202,16 @@ class Agent:
         load_chars = max(settings.agent.history_max_chars, budget * 4)
         await self.yield_to()
         history = await self.store.load(session_id, load_chars)
+        # Text no owner wrote anywhere in the window (summarised turns included: the summary
+        # carries them), or in this message (a quote, a forward, a document): while it is in
+        # the context, every side effect needs the owner's approval naming it (/new clears).
+        user_msg = user_message(user_input, ctx)
+        ctx = ctx.with_untrusted(*untrusted_labels([*history, user_msg]))
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
             history = hide_private_results(history, lambda name: self._may_see(name, ctx))
         if ctx.chat_type == "group":  # one member's memory results never reach another's turn
             history = hide_others_personal(history, ctx.sender_id, self._personal)
-        # other people's messages in this (group) history: the owner's side effects need approval
-        ctx = ctx.with_untrusted(*untrusted_messages(history))
-        user_msg = user_message(user_input, ctx)
         user_text = text_of(user_input)
         recalled = await self.recall(ctx, user_text) if self.recall else Recalled()
         # memories others wrote (or saved while reading untrusted text) raise the bar too
@@ -277,9 +267,12 @@ class Agent:
                     if isinstance(event, UiPayload):
                         ui.append(event.ui)
                     yield event
-                # what no owner wrote (a fetched page, others' messages) raises the bar from here on
-                ctx = ctx.with_untrusted(*self._untrusted_sources(calls, results))
+                # what no owner wrote (a fetched page, a downloaded file) raises the bar from
+                # here on, and is stored with its result for the turns that follow
+                marks = round_sources(calls, results, self._lookup)
+                ctx = ctx.with_untrusted(*(s.label for found in marks.values() for s in found))
                 round_msgs = tool_round(completion, scrubbed_calls(self.scrubber, calls), results)
+                mark_results(round_msgs, marks)
                 unsaved += round_msgs
                 turn += round_msgs
                 if any(r.attachments for r in results.values()):  # images: this turn only
@@ -369,12 +362,6 @@ async def _with_images(messages: list[Message], settings: Settings) -> list[Mess
         return messages
     keep = MAX_HISTORY_IMAGES if sees_images(settings) else 0
     return await asyncio.to_thread(materialize, messages, keep)
-
-
-def untrusted_source(call: ToolCall) -> str:
-    """How a card names an untrusted result: the tool and what it was asked for."""
-    subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
-    return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
 
 
 def _max_steps_note(steps: int, user_input: str) -> str:

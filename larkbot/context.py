@@ -8,7 +8,10 @@ builds its owner context itself with `RequestContext.local_owner`.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from larkbot.policy.provenance import Source
 
 Interface = Literal["cli", "web", "lark"]
 
@@ -22,6 +25,8 @@ class RequestContext:
     `untrusted` names the content in this turn's context that no owner wrote (another
     sender's message, a fetched page, an untrusted MCP result); while it is non-empty every
     side effect needs an explicit owner approval naming those sources.
+    `input_sources` are the untrusted parts of this turn's own input (a quoted message of
+    someone else, a forward, a document): stored with the user message (`policy.provenance`).
     """
 
     interface: Interface
@@ -36,6 +41,7 @@ class RequestContext:
     scheduled: bool = False  # a scheduled job running for its creator (nobody is watching)
     untrusted: tuple[str, ...] = ()
     uploads: tuple[str, ...] = ()  # resolved paths of the files the sender sent in this turn
+    input_sources: tuple[Source, ...] = ()
 
     @classmethod
     def local_owner(cls, session_id: str, interface: Interface = "cli") -> RequestContext:
@@ -55,3 +61,8 @@ class RequestContext:
         """Return a copy that also lets the sender read `paths` (their own uploads)."""
         new = tuple(p for p in dict.fromkeys(paths) if p and p not in self.uploads)
         return replace(self, uploads=self.uploads + new) if new else self
+
+    def with_input_sources(self, *sources: Source) -> RequestContext:
+        """Return a copy whose turn input also holds `sources` (text no owner wrote)."""
+        new = tuple(s for s in dict.fromkeys(sources) if s not in self.input_sources)
+        return replace(self, input_sources=self.input_sources + new) if new else self

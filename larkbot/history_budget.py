@@ -3,7 +3,8 @@
 The summary is appended to the session as a marker message followed by a copy of the turns
 kept verbatim, so the next load starts from the marker (older rows stay in the database); the
 marker records how many messages it copied, so `for_display` can show the session once. The
-note reaches the model inside the system prompt, which every provider accepts.
+note reaches the model inside the system prompt, which every provider accepts; the marker
+keeps the provenance of the text it condenses (`policy/provenance.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 
 from larkbot.errors import ProviderError
 from larkbot.logs import get_logger
+from larkbot.policy.provenance import mark, sources_of
 from larkbot.providers.base import ChatProvider, Message
 from larkbot.providers.tokens import messages_tokens, text_tokens
 from larkbot.storage.sessions import SessionStore
@@ -167,6 +169,9 @@ class HistoryBudget:
             log.warning("history_summary_failed", session=session_id, error=str(err))
             return note, kept
         marker: Message = {"role": "system", "content": fresh, SUMMARY_KEY: len(kept)}
+        # what no owner wrote lives on in the summary: its sources go with it (until /new)
+        earlier = history[: len(history) - len(kept)]
+        marker = mark(marker, *(s for m in earlier for s in sources_of(m)))
         await self.store.append(session_id, [marker, *kept])
         log.info("history_summarised", session=session_id, turns=len(turns) - len(keep))
         return fresh, kept

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, AttachmentReady, ToolFinished, ToolStarted, UiPayload
 from larkbot.policy import ToolGate, Verdict
+from larkbot.policy.provenance import Kind, Source
 from larkbot.policy.secrets import SecretScrubber
 from larkbot.providers.base import ToolCall
 from tools.base import BaseTool, ToolResult
@@ -37,6 +38,35 @@ def scrubbed_calls(scrubber: SecretScrubber | None, calls: Sequence[ToolCall]) -
         ToolCall(c.id, c.name, scrubbed_arguments(scrubber, c.arguments), c.parse_error)
         for c in calls
     ]
+
+
+def untrusted_source(call: ToolCall) -> str:
+    """How a card names an untrusted result: the tool and what it was asked for."""
+    subject = next((v for v in call.arguments.values() if isinstance(v, str) and v), "")
+    return f"{call.name} {subject[:80]}".strip() + " (output not written by the owner)"
+
+
+def round_sources(
+    calls: Sequence[ToolCall],
+    results: dict[str, ToolResult],
+    lookup: Callable[[str], BaseTool | None],
+) -> dict[str, tuple[Source, ...]]:
+    """What no owner wrote in this round's results, by call id: the result's own `sources`,
+    else one naming the call when its tool's output is untrusted (and it did not fail)."""
+    found: dict[str, tuple[Source, ...]] = {}
+    for call in calls:
+        result, tool = results.get(call.id), lookup(call.name)
+        if result is None:
+            continue
+        if result.sources:
+            found[call.id] = result.sources
+        elif tool is not None and tool.untrusted_output and not result.is_error:
+            try:
+                kind = Kind(tool.untrusted_kind)
+            except ValueError:  # a plugin's unknown kind is still untrusted
+                kind = Kind.TOOL
+            found[call.id] = (Source(kind, untrusted_source(call)),)
+    return found
 
 
 def _scrubbed(scrubber: SecretScrubber | None, result: ToolResult) -> ToolResult:

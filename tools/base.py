@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from larkbot.context import RequestContext
+    from larkbot.policy.provenance import Source
 
 ALL_INTERFACES: frozenset[str] = frozenset({"cli", "web", "lark"})
 
@@ -28,12 +29,18 @@ class Attachment:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool call produced: text for the model, an error flag, a UI payload, attachments."""
+    """What a tool call produced: text for the model, an error flag, a UI payload, attachments.
+
+    `sources` names text in `content` that no owner wrote, when this call's result holds some
+    (a downloaded file read, a network command's output): it raises the bar like
+    `untrusted_output` does, for as long as the result stays in the history.
+    """
 
     content: str
     is_error: bool = False
     ui: dict[str, Any] | None = None
     attachments: tuple[Attachment, ...] = ()
+    sources: tuple[Source, ...] = ()
 
 
 class BaseTool(ABC):
@@ -43,7 +50,10 @@ class BaseTool(ABC):
     `side_effect` tools change the world (owners only, never shareable); `private_data` tools
     read the owner's machine or data (owners only unless `owner.share` opens them); neither
     means read-only (anyone); `untrusted_output` tools return text no owner wrote (web pages,
-    other people's messages), after which the turn's side effects need the owner's approval;
+    other people's messages), after which the session's side effects need the owner's approval
+    (`untrusted_kind` says whose text, a `larkbot.policy.provenance.Kind` value; a result can
+    also name its own `ToolResult.sources`); `share_check` names a call that shows the owner's
+    data to people who are not owners (asked every time);
     `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
     `touched_paths` names the files a call reads or writes (the bot's own are always asked).
     `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
@@ -60,6 +70,7 @@ class BaseTool(ABC):
     side_effect: bool = False
     private_data: bool = False
     untrusted_output: bool = False
+    untrusted_kind: str = "tool"  # a provenance Kind value: "web", "person", "tool"
     searches_trees: bool = False  # `touched_paths` are roots searched recursively (rg, fd)
     no_compress: bool = False
     # results about the caller (memory): in a shared history, hidden from everyone else's turns
@@ -97,6 +108,10 @@ class BaseTool(ABC):
     def touched_paths(self, **kwargs: Any) -> list[str]:
         """Filesystem paths this call reads or writes (the policy guards the bot's own files)."""
         return []
+
+    def share_check(self, ctx: RequestContext, **kwargs: Any) -> str | None:
+        """A sentence when this call shows the owner's data to someone not an owner, else None."""
+        return None
 
     def untrusted_bar(self, untrusted: tuple[str, ...], **kwargs: Any) -> tuple[str, ...]:
         """The untrusted sources that make this call need an explicit approval (side effects)."""

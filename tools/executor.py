@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from larkbot import metrics
@@ -103,8 +104,6 @@ class ToolExecutor:
     def _fit(self, tool: BaseTool, raw: object) -> ToolResult:
         if isinstance(raw, ToolResult):
             content = fit_output(raw.content, tool.no_compress, self.max_output_chars)
-            return ToolResult(
-                content=content, is_error=raw.is_error, ui=raw.ui, attachments=raw.attachments
-            )
+            return replace(raw, content=content)  # sources, ui and attachments kept
         text = raw if isinstance(raw, str) else str(raw)
         return ToolResult(content=fit_output(text, tool.no_compress, self.max_output_chars))

@@ -54,6 +54,7 @@ class PluginTool(BaseTool):
         self.side_effect = inner.side_effect if _declares(inner, "side_effect") else True
         self.private_data = True  # others only through owner.share
         self.untrusted_output = inner.untrusted_output
+        self.untrusted_kind = inner.untrusted_kind
 
     def consent_check(self, **kwargs: Any) -> str | None:
         """The plugin's own consent hook."""
@@ -66,6 +67,10 @@ class PluginTool(BaseTool):
     def consent_always(self, **kwargs: Any) -> bool:
         """The plugin's own `always`."""
         return self.inner.consent_always(**kwargs)
+
+    def share_check(self, ctx: RequestContext, **kwargs: Any) -> str | None:
+        """The plugin's own sharing hook."""
+        return self.inner.share_check(ctx, **kwargs)
 
     def touched_paths(self, **kwargs: Any) -> list[str]:
         """The plugin's own declared paths."""

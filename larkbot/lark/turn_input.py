@@ -13,6 +13,10 @@
   Audio is transcribed when `llm.transcription_model` is set; video is saved, not watched.
 - A reply brings its quoted message (one level); a merge-forward is expanded into its
   messages with senders and times. Everything is bounded; lookups that fail leave a note.
+- Text no owner wrote is marked (`RequestContext.input_sources`, `policy/provenance.py`): a
+  quoted message of someone else, a forward holding others' messages, a document's text, an
+  image the model sees (its origin is unknown).
+  While it is in the conversation, side effects need the owner's approval naming it.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from larkbot.lark.people import Directory
 from larkbot.lark.sandbox import Sandbox
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
+from larkbot.policy.provenance import Kind, Source
 from larkbot.providers.capabilities import sees_images
 from tools.attachments import human_size
 
@@ -62,6 +67,7 @@ class _Out:
         self.lines: list[str] = []
         self.images: list[Path] = []
         self.uploads: list[Path] = []  # files the sender sent themselves (they may read them)
+        self.sources: list[Source] = []  # parts no owner wrote (quotes, forwards, documents)
 
 
 class TurnInputs:
@@ -103,6 +109,7 @@ class TurnInputs:
         if msg.chat_type == "group":
             text = f"[{who}{' · owner' if ctx.is_owner else ''}] {text}"
         ctx = ctx.with_uploads(*(str(p.resolve()) for p in out.uploads))
+        ctx = ctx.with_input_sources(*out.sources)
         if not out.images:
             return text, ctx
         return [text_part(text), *(local_image_part(p) for p in out.images)], ctx
@@ -138,6 +145,9 @@ class TurnInputs:
         quoted = describe(msg_type, content, lambda ref: ref)[:MAX_QUOTE]
         out.lines.append(f"[In reply to {name}: {quoted}]")
         own = _sender_id(parent) == msg.sender_open_id  # replying to their own file
+        if not own and not _from_bot(parent):
+            who = f"{name} ({_sender_id(parent) or 'unknown'})"
+            out.sources.append(Source(Kind.PERSON, f"the message by {who} you replied to"))
         await self._resources(msg.chat_id, msg.parent_id, msg_type, content, name, s, out, own)
 
     async def _forwards(self, msg: InboundMessage, who: str, s: Settings, out: _Out) -> None:
@@ -148,6 +158,14 @@ class TurnInputs:
             out.lines.append(f"[{who} forwarded a chat history that could not be fetched]")
             return
         lines = [f"[{who} forwarded {len(items)} messages:]"]
+        others = {
+            await self._sender(i)
+            for i in items
+            if _sender_id(i) != msg.sender_open_id and not _from_bot(i)
+        }
+        if others:
+            names = ", ".join(sorted(others)[:5]) + (", …" if len(others) > 5 else "")
+            out.sources.append(Source(Kind.PERSON, f"a forwarded chat history (by {names})"))
         for item in items[:MAX_FORWARDED]:
             when = _when(item.get("create_time"), s.scheduler.timezone)
             lines.append(f"- {when}{await self._sender(item)}: {_forwarded_text(item)}")
@@ -196,6 +214,9 @@ class TurnInputs:
         if sees_images(s):
             out.images.append(image)
             out.lines.append(f"[{who} sent an image (attached; saved at {image}).]")
+            # whatever text it shows, nobody knows who wrote it (a screenshot of anything)
+            by = "" if who == "The user" else f" by {who}"
+            out.sources.append(Source(Kind.FILE, f"an image sent in this chat{by}"))
         else:
             out.lines.append(f"[{who} sent an image (saved at {image}). {NOT_SEEN}]")
 
@@ -229,8 +250,12 @@ class TurnInputs:
         elif msg_type == "media":
             out.lines.append(f"{head}. You cannot watch videos.]")
         elif can_extract(path.name):
-            text, whole = await _document(self.sandbox, head, path)
+            text, whole, read = await _document(self.sandbox, head, path)
             out.lines.append(text)
+            if read:  # whoever wrote the document, it was not the owner typing to the bot
+                by = "" if who == "The user" else f" by {who}"
+                label = f"the document {path.name} sent in this chat{by}"
+                out.sources.append(Source(Kind.DOCUMENT, label))
             if own and whole is not None:
                 out.uploads.append(whole)
         else:
@@ -247,16 +272,17 @@ class TurnInputs:
         return f"{head}. Transcript:]\n{heard}"
 
 
-async def _document(sandbox: Sandbox, head: str, path: Path) -> tuple[str, Path | None]:
-    """The note with the document's text, and the .txt holding all of it when it is long."""
+async def _document(sandbox: Sandbox, head: str, path: Path) -> tuple[str, Path | None, bool]:
+    """The note with the document's text, the .txt holding all of it when it is long, and
+    whether any of its text is in the note."""
     try:
         text = await sandbox.extract(path, FULL_TEXT_CHARS, FULL_TEXT_SECONDS)
     except ExtractError as err:  # too big, too slow, corrupt: the reason, for the sender
-        return f"{head}; its text could not be read: {err}.]", None
+        return f"{head}; its text could not be read: {err}.]", None, False
     if not text:
-        return f"{head}; it contains no text.]", None
+        return f"{head}; it contains no text.]", None, False
     if len(text) <= FILE_TEXT_CHARS:
-        return f"{head}. Its text:]\n{text}\n[end of {path.name}]", None
+        return f"{head}. Its text:]\n{text}\n[end of {path.name}]", None, True
     whole = path if is_plain_text(path.name) else path.with_name(f"{path.name}.txt")
     if whole != path:
         await asyncio.to_thread(whole.write_text, text, "utf-8")
@@ -264,12 +290,17 @@ async def _document(sandbox: Sandbox, head: str, path: Path) -> tuple[str, Path 
         f" (first {FILE_TEXT_CHARS:,} of {len(text):,} characters; all of it is in {whole}, "
         "readable with file_read and max_lines)"
     )
-    return f"{head}. Its text{more}:]\n{text[:FILE_TEXT_CHARS]}\n[…]", whole
+    return f"{head}. Its text{more}:]\n{text[:FILE_TEXT_CHARS]}\n[…]", whole, True
 
 
 def _sender_id(item: dict[str, Any]) -> str:
     sender = item.get("sender") if isinstance(item.get("sender"), dict) else {}
     return str((sender or {}).get("id") or "")
+
+
+def _from_bot(item: dict[str, Any]) -> bool:
+    sender = item.get("sender") if isinstance(item.get("sender"), dict) else {}
+    return (sender or {}).get("sender_type") == "app"
 
 
 def _body(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:

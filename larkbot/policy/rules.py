@@ -1,7 +1,7 @@
 """The rules: who may run which tool with which arguments here, as one `decide()`.
 
 Inputs, and nothing else: the tool's declared kind (`side_effect`, `private_data`, read-only,
-`untrusted_output`, `read_path_argument`) and consent hooks, the interface, the sender's
+`untrusted_output`, `read_path_argument`) and consent and sharing hooks, the interface, the sender's
 identity (owner or not, from the verified event, never from the model), `owner.share`, the
 session's grants, the files the sender sent in this turn, and the untrusted content the turn
 has seen. Interfaces' consent providers only present an `Ask`.
@@ -91,7 +91,8 @@ def access(tool: BaseTool, ctx: RequestContext | None, share: Mapping[str, Share
 
 
 def _untrusted_note(sources: Sequence[str]) -> str:
-    return "this turn contains text the owner did not write: " + "; ".join(sources)
+    named = "; ".join(sources)
+    return f"the conversation holds text the owner did not write (/new starts clean): {named}"
 
 
 def decide(
@@ -124,8 +125,11 @@ def decide(
         touched = [p for p in tool.touched_paths(**arguments) if _resolved(p) not in ctx.uploads]
         hit = protected(touched, tool.searches_trees)
         sources = tool.untrusted_bar(ctx.untrusted, **arguments) if ctx.untrusted else ()
+        shared = tool.share_check(ctx, **arguments)
     except Exception as err:  # a broken hook refuses the call; it must not end the turn
         return Refuse(f"{tool.name}: could not check consent ({type(err).__name__}: {err})")
+    if shared:  # the owner's data shown to people who are not owners: asked every time
+        prompt, always = shared, True
     if hit:
         prompt, always = f"{prompt or f'run {tool.name}'} — it reaches {hit}", True
     if prompt is None and not sources:

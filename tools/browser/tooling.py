@@ -47,6 +47,7 @@ class BrowserTool(ContextTool):
     side_effect = True
     private_data = True
     untrusted_output = True
+    untrusted_kind = "web"
     no_compress = True  # snapshots are indented trees; they are capped by the tools themselves
     interfaces = BROWSER_INTERFACES
     timeout = 90.0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
+from tools.builtin._fetched import FetchedFiles, file_source
 from tools.builtin._paths import MAX_OUTPUT_CHARS, cap, human_size, in_secrets, os_error, resolve
 from tools.runtime import ToolRuntime
 
@@ -86,6 +88,7 @@ class FileReadTool(BaseTool):
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
+        self.fetched: FetchedFiles = rt.services.setdefault("fetched_files", FetchedFiles())
 
     def _secret(self, path: str) -> Path | None:
         target = resolve(path)
@@ -105,12 +108,15 @@ class FileReadTool(BaseTool):
         return [str(kw.get("path") or ".")]
 
     async def run(self, **kw: Any) -> ToolResult:
-        """Read the file off the event loop."""
+        """Read the file off the event loop; a received or downloaded file's text is untrusted."""
         max_lines = kw.get("max_lines")
         try:
-            return await asyncio.to_thread(read_text, resolve(str(kw["path"])), max_lines)
+            path = resolve(str(kw["path"]))
+            result = await asyncio.to_thread(read_text, path, max_lines)
         except OSError as err:
             return os_error(err, kw.get("path"))
+        source = None if result.is_error else file_source(path, self.rt.home, self.fetched)
+        return replace(result, sources=(source,)) if source else result
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:

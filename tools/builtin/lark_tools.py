@@ -153,6 +153,7 @@ class LarkChatMessagesTool(BaseTool):
     }
     private_data = True
     untrusted_output = True  # other people's messages
+    untrusted_kind = "person"
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt

@@ -3,7 +3,8 @@
 Where the interface can post right away (Lark: `rt.posters["lark"]`, handed in by the
 composition root), the file is posted during the call, so the model learns whether it
 arrived; elsewhere it is returned as an attachment (the terminal prints its path, the web
-page offers it). Owner only: it sends the owner's data out.
+page offers it). Owner only: it sends the owner's data out; into a chat others read (a
+group), every file is approved by the owner first (`share_check`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,18 @@ class SendFileTool(ContextTool):
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
+
+    def share_check(self, ctx: RequestContext, **kw: Any) -> str | None:
+        """Into a chat where someone not an owner reads along (a group, a non-owner's DM),
+        the owner approves each file: the model may have been talked into leaking it."""
+        if ctx.interface != "lark" or (ctx.chat_type == "p2p" and ctx.is_owner):
+            return None  # the owner's own DM, terminal or web page
+        where = "group chat" if ctx.chat_type == "group" else "chat"
+        path = resolve(str(kw.get("path", "")))
+        return (
+            f"send the file {path} into this {where} ({ctx.chat_id or 'unknown'}), where "
+            "people who are not owners can read it"
+        )
 
     def touched_paths(self, **kw: Any) -> list[str]:
         """The file it sends."""

@@ -13,9 +13,11 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from tools.base import BaseTool, ToolResult
+from tools.builtin._fetched import FetchedFiles, shell_sources
 from tools.builtin._process import (
     DRAIN_AFTER_EXIT,
     BoundedCapture,
@@ -103,6 +105,14 @@ class ShellTool(BaseTool):
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt
+        self.fetched: FetchedFiles = rt.services.setdefault("fetched_files", FetchedFiles())
+
+    async def run(self, **kw: Any) -> ToolResult:
+        """Run the command; output from the network or a received file is marked untrusted."""
+        result = await self._run_command(**kw)
+        command = str(kw.get("command", ""))
+        found = shell_sources(command, named_paths(command), self.rt.home, self.fetched)
+        return replace(result, sources=found) if found else result
 
     def consent_check(self, **kw: Any) -> str | None:
         """Every command needs consent; the description is the command itself."""
@@ -124,7 +134,7 @@ class ShellTool(BaseTool):
         """Paths the command names (for the policy's protected-path rule), see `named_paths`."""
         return named_paths(str(kw.get("command", "")))
 
-    async def run(self, **kw: Any) -> ToolResult:
+    async def _run_command(self, **kw: Any) -> ToolResult:
         """Run the command; on exit, timeout or cancel kill every process the call started."""
         command, timeout = str(kw["command"]), self._timeout(kw.get("timeout", 30))
         cfg = self.rt.live.get().tools.shell

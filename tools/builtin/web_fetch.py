@@ -44,6 +44,7 @@ class WebFetchTool(ContextTool):
 
     name = "web_fetch"
     untrusted_output = True  # pages are written by strangers: later side effects need approval
+    untrusted_kind = "web"
     description = (
         "Fetch a web page by URL and return its readable text: the article text of HTML pages "
         "(navigation, scripts and ads removed) with the title, or plain text/JSON as is; at most "

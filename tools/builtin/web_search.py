@@ -47,6 +47,7 @@ class WebSearchTool(BaseTool):
 
     name = "web_search"
     untrusted_output = True  # pages are written by strangers: later side effects need approval
+    untrusted_kind = "web"
     description = (
         "Search the internet. Returns numbered results with title, URL and snippet; "
         "use web_fetch on a URL to read the page."
