@@ -20,6 +20,7 @@ from larkbot.logs import get_logger
 from larkbot.memory import recall
 from larkbot.memory.search import rank, words
 from larkbot.memory.store import Memory, MemoryStore, new_id
+from larkbot.policy.provenance import foreign_labels
 from larkbot.recall import Recalled
 from larkbot.storage.db import Database
 
@@ -101,7 +102,7 @@ class MemoryService:
             author_id=person,
             author_name=ctx.sender_name,
             author_owner=ctx.is_owner,
-            untrusted=bool(ctx.untrusted),
+            untrusted=bool(foreign_labels(ctx.untrusted, ctx)),  # read others' text
             pinned=pinned,
             chat_id=self.chat(ctx),
             terms=" ".join(words(text)),

@@ -139,6 +139,13 @@ def user_message(content: Content, ctx: Speaker) -> Message:
     return mark(message, *ctx.input_sources)
 
 
+def foreign_labels(labels: Iterable[str], ctx: Speaker) -> list[str]:
+    """`labels` less the speaker's own message: what, in their turn, someone else wrote (a
+    member's memory about themselves is theirs, not untrusted text they read)."""
+    own = {s.label for s in sources_of(user_message("", ctx)) if s.kind is Kind.PERSON}
+    return [label for label in labels if label not in own]
+
+
 def untrusted_labels(history: Iterable[Message]) -> list[str]:
     """How cards name every untrusted piece of text in `history`, oldest first, once each."""
     found: dict[str, None] = {}
