@@ -209,6 +209,14 @@ class KnowledgeConfig(Section):
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
 
 
+class WorkspaceConfig(Section):
+    """`workspace:` the Lark workspace tools, acting as the person who asks."""
+
+    enabled: bool = True
+    # what non-owners may do with their own authorization (owners may always read and write)
+    members: Literal["off", "read", "write"] = "read"
+
+
 class LoggingConfig(Section):
     """`logging:` level and format (json for serve, console for chat by default)."""
 
@@ -229,6 +237,7 @@ class Settings(Section):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)

@@ -47,6 +47,9 @@ class BaseTool(ABC):
     `consent_check` / `consent_scope` / `consent_always` say when a call needs a yes;
     `touched_paths` names the files a call reads or writes (the bot's own are always asked).
     `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
+    `acts_as_asker` tools act in Lark as the person who asks, with that person's own
+    authorization (never the owner's, never the bot's): `workspace.members` decides who may use
+    them, and a call whose `consent_check` describes a change is confirmed by the asker alone.
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
     A tool that needs to know who calls it subclasses `ContextTool` instead.
@@ -59,6 +62,7 @@ class BaseTool(ABC):
     side_effect: bool = False
     private_data: bool = False
     untrusted_output: bool = False
+    acts_as_asker: bool = False
     searches_trees: bool = False  # `touched_paths` are roots searched recursively (rg, fd)
     no_compress: bool = False
     interfaces: frozenset[str] = ALL_INTERFACES
@@ -90,6 +94,12 @@ class BaseTool(ABC):
     def consent_always(self, **kwargs: Any) -> bool:
         """True for dangerous calls that must be asked every time and never remembered."""
         return False
+
+    async def check_before_asking(
+        self, ctx: RequestContext, arguments: dict[str, Any]
+    ) -> str | None:
+        """Why this call cannot run, found before anyone is asked (an error; no card)."""
+        return None
 
     def touched_paths(self, **kwargs: Any) -> list[str]:
         """Filesystem paths this call reads or writes (the policy guards the bot's own files)."""
