@@ -10,8 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tools.runtime import ToolRuntime
 from tools.workspace.bitable_fields import FieldError, render, shape_record
-from tools.workspace.common import PAGE_CHARS, AskerTool, Session, WorkspaceError, md_table
-from tools.workspace.docs import resolve
+from tools.workspace.common import PAGE_CHARS, AskerTool, Session, WorkspaceError, md_table, resolve
 from tools.workspace.links import Target, parse
 
 APPS = "/open-apis/bitable/v1/apps"

@@ -17,7 +17,7 @@ from tools.base import ContextTool, ToolResult
 from tools.output import MAX_OUTPUT_CHARS
 from tools.runtime import ToolRuntime
 from tools.workspace.access import MissingScopes, NotAuthorized, WorkspaceAccess, WorkspaceApiError
-from tools.workspace.links import LinkError
+from tools.workspace.links import OBJ_TYPES, LinkError, Target
 
 PAGE_CHARS = MAX_OUTPUT_CHARS - 600  # room for the header and the "more pages" notice
 _EXPIRED = frozenset({99991668, 99991677})
@@ -83,6 +83,20 @@ class Session:
             if not data.get("has_more") or not token or len(found) >= limit:
                 return found[:limit]
             query["page_token"] = token
+
+
+async def resolve(session: Session, target: Target) -> Target:
+    """A wiki node → the document, sheet or base it holds (other links unchanged)."""
+    if target.kind != "wiki":
+        return target
+    data = await session.call(
+        "GET", "/open-apis/wiki/v2/spaces/get_node", params={"token": target.token}
+    )
+    node = data.get("node") or {}
+    kind = OBJ_TYPES.get(str(node.get("obj_type", "")))
+    if kind is None:
+        raise WorkspaceError(f"this wiki page holds a {node.get('obj_type')!r}, not readable here")
+    return target.resolved(kind, str(node.get("obj_token", "")), str(node.get("title", "")))
 
 
 def asker_of(ctx: RequestContext, owners: list[str]) -> str:

@@ -6,26 +6,14 @@ import re
 from typing import Any
 
 from tools.base import ToolResult
-from tools.workspace.common import AskerTool, Session, WorkspaceError, paginate
-from tools.workspace.links import OBJ_TYPES, Target, parse
+from tools.workspace.bitable import read_table
+from tools.workspace.common import AskerTool, Session, WorkspaceError, paginate, resolve
+from tools.workspace.links import parse
+from tools.workspace.sheets import read_range
 
 DOCX = "/open-apis/docx/v1/documents"
 MAX_DESCENDANTS = 1000  # blocks per descendant call; larger Markdown is written in parts
 _HIGHLIGHT = re.compile(r"</?h>")
-
-
-async def resolve(session: Session, target: Target) -> Target:
-    """A wiki node → the document, sheet or base it holds (other links unchanged)."""
-    if target.kind != "wiki":
-        return target
-    data = await session.call(
-        "GET", "/open-apis/wiki/v2/spaces/get_node", params={"token": target.token}
-    )
-    node = data.get("node") or {}
-    kind = OBJ_TYPES.get(str(node.get("obj_type", "")))
-    if kind is None:
-        raise WorkspaceError(f"this wiki page holds a {node.get('obj_type')!r}, not readable here")
-    return target.resolved(kind, str(node.get("obj_token", "")), str(node.get("title", "")))
 
 
 async def write_markdown(session: Session, document_id: str, markdown: str) -> int:
@@ -110,10 +98,6 @@ class DocRead(AskerTool):
         url, page = str(kwargs.get("url", "")), int(kwargs.get("page") or 1)
         target = await resolve(session, parse(url))
         if target.kind in ("sheet", "bitable"):
-            # imported here: sheets/bitable import this module's resolve()
-            from tools.workspace.bitable import read_table
-            from tools.workspace.sheets import read_range
-
             reader = read_range if target.kind == "sheet" else read_table
             text = await reader(session, target, self.rt)
         elif target.kind == "docx":

@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from tools.runtime import ToolRuntime
-from tools.workspace.common import AskerTool, Session, WorkspaceError, md_table
-from tools.workspace.docs import resolve
+from tools.workspace.common import AskerTool, Session, WorkspaceError, md_table, resolve
 from tools.workspace.links import Target, parse
 
 V2 = "/open-apis/sheets/v2/spreadsheets"
