@@ -63,8 +63,15 @@ def test_every_workspace_tool_names_its_scopes_from_the_manifest(home: object) -
 
     user = {n.name for n in MANIFEST if n.token == "user"}
     kinds = (DocRead, DocSearch, DocCreate, DocAppend, SheetRead, SheetWrite, BitableRead)
+    rows = {
+        line.split("`")[1].split("(")[0]: line
+        for line in README.read_text().splitlines()
+        if line.startswith("| `lark_")
+    }
     for kind in (*kinds, BitableWrite, TaskTool):
         assert kind.user_scopes and set(kind.user_scopes) <= user, kind.name
+        for scope in kind.user_scopes:  # the README's workspace table names each one
+            assert f"`{scope}`" in rows[kind.name], (kind.name, scope)
 
 
 def test_workspace_user_scopes_feed_auth_and_the_registration() -> None:

@@ -167,7 +167,7 @@ class BitableRead(AskerTool):
         },
         "required": ["url"],
     }
-    user_scopes = ("bitable:app:readonly",)
+    user_scopes = ("bitable:app:readonly", "wiki:node:read")
     subject = "this base"
 
     async def work(self, session: Session, **kwargs: Any) -> str:
@@ -197,7 +197,7 @@ class BitableWrite(AskerTool):
         "required": ["url", "records"],
     }
     untrusted_output = False
-    user_scopes = ("bitable:app",)
+    user_scopes = ("bitable:app", "wiki:node:read")
     subject = "this base"
 
     def consent_check(self, **kwargs: Any) -> str | None:

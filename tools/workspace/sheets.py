@@ -112,7 +112,7 @@ class SheetRead(AskerTool):
         },
         "required": ["url"],
     }
-    user_scopes = ("sheets:spreadsheet:readonly",)
+    user_scopes = ("sheets:spreadsheet:readonly", "wiki:node:read")
     subject = "this spreadsheet"
 
     async def work(self, session: Session, **kwargs: Any) -> str:
@@ -145,7 +145,7 @@ class SheetWrite(AskerTool):
         "required": ["url", "range", "values"],
     }
     untrusted_output = False
-    user_scopes = ("sheets:spreadsheet",)
+    user_scopes = ("sheets:spreadsheet", "wiki:node:read")
     subject = "this spreadsheet"
 
     def consent_check(self, **kwargs: Any) -> str | None:

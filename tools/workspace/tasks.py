@@ -82,7 +82,7 @@ class TaskTool(AskerTool):
         },
         "required": ["action"],
     }
-    user_scopes = ("task:task:read", "task:task:write")
+    user_scopes = ("task:task:read", "task:task:write", "contact:user:search")
     subject = "this task"
 
     def consent_check(self, **kwargs: Any) -> str | None:
