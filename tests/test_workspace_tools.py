@@ -51,8 +51,20 @@ async def test_long_documents_come_in_pages_with_a_notice(rig: Rig) -> None:
     first = await rig.run("lark_doc_read", url=LONG)
     assert "page 1 of" in first.content and "more pages" in first.content
     assert len(first.content) < 8000 and "line 0 " in first.content
+    calls = len(rig.fake.workspace.calls)
     second = await rig.run("lark_doc_read", url=LONG, page=2)
     assert "page 2 of" in second.content and "line 0 " not in second.content
+    assert len(rig.fake.workspace.calls) == calls  # later pages: this person's recent read
+    theirs = await rig.run("lark_doc_read", who=BOB, url=LONG, page=2)
+    assert theirs.is_error and "line " not in theirs.content  # never another person's copy
+
+
+async def test_an_expired_token_is_refreshed_once_and_the_call_repeated(rig: Rig) -> None:
+    rig.fake.fail_next("GET /open-apis/docs/v1/content", status=400, code=99991677)
+    out = await rig.run("lark_doc_read", url=DOC)
+    assert "ship it" in out.content
+    tokens = rig.rt.services["workspace"].tokens
+    assert [who for who, _ in tokens.invalidated] == [ALICE]
 
 
 async def test_no_access_and_no_authorization_say_so(rig: Rig) -> None:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import re
+import time
+from collections import OrderedDict
 from typing import Any
 
 from tools.base import ToolResult
+from tools.runtime import ToolRuntime
 from tools.workspace.bitable import read_table
 from tools.workspace.common import AskerTool, Session, WorkspaceError, paginate, resolve
-from tools.workspace.links import parse
+from tools.workspace.links import Target, parse
 from tools.workspace.sheets import read_range
 
 DOCX = "/open-apis/docx/v1/documents"
+CACHE_SECONDS = 120.0  # later pages of one person's read come from here, not a new export
+CACHE_CHARS = 8 * 1024 * 1024
 MAX_DESCENDANTS = 1000  # blocks per descendant call; larger Markdown is written in parts
 _HIGHLIGHT = re.compile(r"</?h>")
 
@@ -74,6 +79,31 @@ def doc_url(domain: str, document_id: str) -> str:
     return f"https://www.{host}/docx/{document_id}"
 
 
+class TextCache:
+    """Recent reads by (person, link): page 2 of a long document costs no Lark call.
+
+    Keyed by the asker, so one person's read never answers another's.
+    """
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, str], tuple[float, Target, str]] = OrderedDict()
+
+    def get(self, key: tuple[str, str]) -> tuple[Target, str] | None:
+        """A fresh entry, or None."""
+        item = self._items.get(key)
+        if item is None or time.monotonic() - item[0] > CACHE_SECONDS:
+            self._items.pop(key, None)
+            return None
+        return item[1], item[2]
+
+    def put(self, key: tuple[str, str], target: Target, text: str) -> None:
+        """Keep it; the oldest go past CACHE_CHARS."""
+        self._items[key] = (time.monotonic(), target, text)
+        self._items.move_to_end(key)
+        while sum(len(t) for _, _, t in self._items.values()) > CACHE_CHARS and self._items:
+            self._items.popitem(last=False)
+
+
 class DocRead(AskerTool):
     """`lark_doc_read(url, page)`: any pasted link or token, as Markdown, paged."""
 
@@ -93,9 +123,30 @@ class DocRead(AskerTool):
     }
     user_scopes = ("docx:document:readonly", "docs:document.content:read", "wiki:node:read")
 
+    def __init__(self, rt: ToolRuntime) -> None:
+        super().__init__(rt)
+        self.cache = TextCache()
+
     async def work(self, session: Session, **kwargs: Any) -> str | ToolResult:
-        """Resolve the link, fetch the Markdown, return the asked page."""
+        """Resolve the link, fetch the Markdown (page 1 fetches again), return the page."""
         url, page = str(kwargs.get("url", "")), int(kwargs.get("page") or 1)
+        key = (session.open_id, url.strip())
+        cached = self.cache.get(key) if page > 1 else None
+        target, text = cached or await self._fetch(session, url)
+        self.cache.put(key, target, text)
+        body, total = paginate(text, page)
+        title = f"# {target.title}\n\n" if target.title and page == 1 else ""
+        head = f"[Lark {target.kind} {target.token}, page {min(page, total)} of {total}]\n"
+        tail = ""
+        if page < total:
+            more = total - page
+            tail = (
+                f"\n\n[{more} more page{'s' if more > 1 else ''}: call lark_doc_read with this "
+                f"url and page={page + 1}]"
+            )
+        return head + title + body + tail
+
+    async def _fetch(self, session: Session, url: str) -> tuple[Target, str]:
         target = await resolve(session, parse(url))
         if target.kind in ("sheet", "bitable"):
             reader = read_range if target.kind == "sheet" else read_table
@@ -112,17 +163,7 @@ class DocRead(AskerTool):
             text = str(data.get("content") or "")
         else:
             raise WorkspaceError(f"a {target.kind} link has no text to read")
-        body, total = paginate(text, page)
-        title = f"# {target.title}\n\n" if target.title and page == 1 else ""
-        head = f"[Lark {target.kind} {target.token}, page {min(page, total)} of {total}]\n"
-        tail = ""
-        if page < total:
-            more = total - page
-            tail = (
-                f"\n\n[{more} more page{'s' if more > 1 else ''}: call lark_doc_read with this "
-                f"url and page={page + 1}]"
-            )
-        return head + title + body + tail
+        return target, text
 
 
 class DocSearch(AskerTool):
