@@ -48,6 +48,8 @@ async def people(session: Session, names: list[str], asker: str) -> list[str]:
         elif name.startswith("ou_"):
             found.append(name)
         elif name:
+            # Lark's user search (user token only); not generated in lark-oapi 1.7.5, and its
+            # scope name is unconfirmed (reference §9): verify on a live tenant
             data = await session.call("GET", "/open-apis/search/v1/user", params={"query": name})
             users = [u for u in data.get("users") or [] if u.get("open_id")]
             exact = [u for u in users if u.get("name") == name] or users
