@@ -101,3 +101,40 @@ def resolved_card(
     who = f" (by <at id={by}></at>)" if by and state != "expired" else ""
     elements.append({"tag": "markdown", "content": line + who})
     return base_card("Approval", elements, color, subtitle=tool)
+
+
+def confirm_card(
+    approval_id: str,
+    tool: str,
+    description: str,
+    arguments: dict[str, Any],
+    timeout: float,
+    asker: str,
+    sources: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """A workspace write shown to the person it acts for: exactly what changes, Confirm /
+    Cancel, and that only they can answer (it runs with their own Lark access)."""
+    elements = _body(tool, description, arguments)
+    if sources:
+        named = "\n".join(f"- {s[:200]}" for s in sources[:5])
+        elements.append(
+            {"tag": "markdown", "content": f"⚠️ **Not written by you, in this turn:**\n{named}"}
+        )
+    elements.append(
+        {
+            "tag": "column_set",
+            "horizontal_spacing": "8px",
+            "columns": [
+                _button("Confirm", "primary_filled", approval_id, "approve"),
+                _button("Cancel", "danger", approval_id, "deny"),
+            ],
+        }
+    )
+    minutes = f"{timeout / 60:g} min" if timeout >= 60 else f"{timeout:g} s"
+    elements.append(
+        grey_note(
+            f"Only <at id={asker}></at>, who asked, can confirm: it runs with their Lark "
+            f"access. Expires in {minutes} (then not run)."
+        )
+    )
+    return base_card("Confirm this change", elements, "blue", subtitle=tool)

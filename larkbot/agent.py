@@ -24,7 +24,7 @@ from larkbot.events import (
     TokenCount,
     UiPayload,
 )
-from larkbot.find_tools import FindToolsTool
+from larkbot.find_tools import FindToolsTool, linked_tools
 from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.llm_check import user_facing
 from larkbot.logs import get_logger
@@ -123,6 +123,11 @@ class Agent:
         tool = self.registry.get(name) if name != self.find_tools.name else self.find_tools
         return tool is not None and self.policy.may_see_results(tool, ctx)
 
+    def _as_asker(self, name: str) -> bool:
+        """Whether `name` reads with the asker's own access (its results are theirs)."""
+        tool = self.registry.get(name)
+        return tool is not None and tool.acts_as_asker
+
     def available_tools(self, ctx: RequestContext) -> list[BaseTool]:
         """Every enabled tool of this interface the sender may see."""
         disabled = set(self.settings.tools.disabled)
@@ -132,12 +137,15 @@ class Agent:
     def _activate(self, session_id: str, names: list[str]) -> None:
         self.activated.setdefault(session_id, set()).update(names)
 
-    def advertised_tools(self, ctx: RequestContext) -> list[BaseTool]:
-        """Tools shown to the model: all, or (fast path) fast-path + activated + find_tools."""
+    def advertised_tools(
+        self, ctx: RequestContext, also: frozenset[str] = frozenset()
+    ) -> list[BaseTool]:
+        """Tools shown to the model: all, or (fast path) fast-path + activated + `also` (this
+        turn's: a pasted Lark document link brings lark_doc_read) + find_tools."""
         visible = self.available_tools(ctx)
         if not self.settings.agent.fast_path:
             return visible
-        active = self.activated.get(ctx.session_id, set())
+        active = self.activated.get(ctx.session_id, set()) | also
         return [t for t in visible if t.fast_path or t.name in active] + [self.find_tools]
 
     async def reset(self, session_id: str) -> None:
@@ -208,11 +216,14 @@ class Agent:
         user_msg = user_message(user_input, ctx)
         ctx = ctx.with_untrusted(*untrusted_labels([*history, user_msg]))
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
-        if not ctx.is_owner:
-            history = hide_private_results(history, lambda name: self._may_see(name, ctx))
+        if not ctx.is_owner or ctx.chat_type == "group":
+            history = hide_private_results(
+                history, lambda name: self._may_see(name, ctx), self._as_asker, ctx.sender_id
+            )
         if ctx.chat_type == "group":  # one member's memory results never reach another's turn
             history = hide_others_personal(history, ctx.sender_id, self._personal)
         user_text = text_of(user_input)
+        linked = linked_tools(user_text)
         recalled = await self.recall(ctx, user_text) if self.recall else Recalled()
         # memories others wrote (or saved while reading untrusted text) raise the bar too
         ctx = ctx.with_untrusted(*recalled.untrusted)
@@ -232,7 +243,7 @@ class Agent:
             for step in range(settings.agent.max_steps):
                 if step:  # the first round's wait came before the history read
                     await self.yield_to()
-                tools = self.registry.openai_tools(self.advertised_tools(ctx))
+                tools = self.registry.openai_tools(self.advertised_tools(ctx, linked))
                 completion: Completion | None = None
                 async for item in self._ask_model(wire_messages([system, *context, *turn]), tools):
                     if isinstance(item, Completion):
@@ -293,11 +304,14 @@ class Agent:
         if ctx.is_owner and ctx.chat_type != "group":
             return lambda messages: messages
         public = replace(ctx, is_owner=False, sender_id="")
-        return lambda messages: hide_others_personal(
-            hide_private_results(messages, lambda name: self._may_see(name, public)),
-            "",
-            self._personal,
-        )
+
+        def public_view(messages: list[Message]) -> list[Message]:
+            shared = hide_private_results(
+                messages, lambda name: self._may_see(name, public), self._as_asker
+            )
+            return hide_others_personal(shared, "", self._personal)
+
+        return public_view
 
     def _personal(self, name: str) -> bool:
         """Whether results of tool `name` belong to the person who called it (memory)."""

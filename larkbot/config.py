@@ -210,6 +210,14 @@ class KnowledgeConfig(Section):
     embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
 
 
+class WorkspaceConfig(Section):
+    """`workspace:` the Lark workspace tools, acting as the person who asks."""
+
+    enabled: bool = True
+    # what non-owners may do with their own authorization (owners may always read and write)
+    members: Literal["off", "read", "write"] = "read"
+
+
 class LoggingConfig(Section):
     """`logging:` level and format (auto: console on a terminal, else json; chat: console)."""
 
@@ -231,6 +239,7 @@ class Settings(Section):
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)

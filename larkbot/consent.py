@@ -30,6 +30,7 @@ class ConsentRequest:
     context: RequestContext
     call_id: str = ""
     sources: tuple[str, ...] = ()  # untrusted content that raised the bar, named on the card
+    confirm_by: str = ""  # only this person (the asker) may answer: a workspace write
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,16 @@ from typing import Any
 
 from larkbot.context import RequestContext
 from tools.base import BaseTool, ContextTool
+from tools.workspace.links import has_doc_link
 
 MAX_MATCHES = 5
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+")
+
+
+def linked_tools(text: str) -> frozenset[str]:
+    """Tools a message brings into its own turn without a find_tools round: a pasted Lark
+    document link (in the message or the message it quotes) brings lark_doc_read."""
+    return frozenset({"lark_doc_read"}) if has_doc_link(text) else frozenset()
 
 
 def tokens(text: str) -> set[str]:

@@ -153,7 +153,11 @@ async def build_core(
             await client.aclose()
         raise
     provider = build_provider(settings.llm, client)
-    policy = Policy(lambda: live.get().owner.share, protected=ProtectedPaths(live.get))
+    policy = Policy(
+        lambda: live.get().owner.share,
+        protected=ProtectedPaths(live.get),
+        workspace=lambda: live.get().workspace,
+    )
     core = Core(
         settings,
         live,

@@ -34,7 +34,7 @@ class Need:
 
 
 def _workspace_on(settings: Any) -> bool:
-    # The workspace section arrives with the workspace tools; until then it is off.
+    # Settings without a workspace section (older callers, stand-ins) count as off.
     return bool(getattr(getattr(settings, "workspace", None), "enabled", False))
 
 
@@ -43,7 +43,7 @@ FEATURES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "chat": ("always", lambda s: True),
     "streaming": ("`lark.streaming: true` (default)", lambda s: bool(s.lark.streaming)),
     "group_all": ("`lark.group_policy: all`", lambda s: s.lark.group_policy == "all"),
-    "workspace": ("`workspace.enabled` (workspace tools, not built yet)", _workspace_on),
+    "workspace": ("`workspace.enabled` (on by default)", _workspace_on),
 }
 
 
@@ -155,6 +155,7 @@ MANIFEST: tuple[Need, ...] = (
     _user("task:task:write", "lark_task create / complete"),
     _user("task:tasklist:read", "lark_task list by task list"),
     _user("search:docs:read", "lark_doc_search"),
+    _user("contact:user:search", "lark_task assignees given by name"),
     _user("docs:document.comment:read", "reading the comment thread the bot is @-mentioned in"),
     _user("docs:document.comment:create", "replying in a document comment as the commenter"),
 )

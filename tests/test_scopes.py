@@ -50,7 +50,28 @@ def test_features_follow_the_config() -> None:
     everyone = parse_settings({"lark": {"group_policy": "all", "streaming": False}})
     names = {n.name for n in enabled(everyone)}
     assert "im:message.group_msg" in names and "cardkit:card:write" not in names
-    assert not any(n.token == "user" for n in enabled(everyone))  # no workspace section yet
+    assert any(n.token == "user" for n in enabled(everyone))  # workspace is on by default
+    off = parse_settings({"workspace": {"enabled": False}})
+    assert not any(n.token == "user" for n in enabled(off))
+
+
+def test_every_workspace_tool_names_its_scopes_from_the_manifest(home: object) -> None:
+    from tools.workspace.bitable import BitableRead, BitableWrite
+    from tools.workspace.docs import DocAppend, DocCreate, DocRead, DocSearch
+    from tools.workspace.sheets import SheetRead, SheetWrite
+    from tools.workspace.tasks import TaskTool
+
+    user = {n.name for n in MANIFEST if n.token == "user"}
+    kinds = (DocRead, DocSearch, DocCreate, DocAppend, SheetRead, SheetWrite, BitableRead)
+    rows = {
+        line.split("`")[1].split("(")[0]: line
+        for line in README.read_text().splitlines()
+        if line.startswith("| `lark_")
+    }
+    for kind in (*kinds, BitableWrite, TaskTool):
+        assert kind.user_scopes and set(kind.user_scopes) <= user, kind.name
+        for scope in kind.user_scopes:  # the README's workspace table names each one
+            assert f"`{scope}`" in rows[kind.name], (kind.name, scope)
 
 
 def test_workspace_user_scopes_feed_auth_and_the_registration() -> None:

@@ -58,6 +58,9 @@ class BaseTool(ABC):
     `touched_paths` names the files a call reads or writes (the bot's own are always asked).
     `untrusted_bar` says which of the turn's untrusted sources make this call need approval.
     `private_to_caller` results (memory) reach only the turns of the person who called the tool;
+    `acts_as_asker` tools act in Lark as the person who asks, with that person's own
+    authorization (never the owner's, never the bot's): `workspace.members` decides who may use
+    them, and a call whose `consent_check` describes a change is confirmed by the asker alone.
     `no_compress` results reach the model verbatim; `interfaces` is the design doc's
     registration table row; `fast_path` tools are advertised in the short fast-path prompt.
     A tool that needs to know who calls it subclasses `ContextTool` instead.
@@ -71,6 +74,7 @@ class BaseTool(ABC):
     private_data: bool = False
     untrusted_output: bool = False
     untrusted_kind: str = "tool"  # a provenance Kind value: "web", "person", "tool"
+    acts_as_asker: bool = False
     searches_trees: bool = False  # `touched_paths` are roots searched recursively (rg, fd)
     no_compress: bool = False
     # results about the caller (memory): in a shared history, hidden from everyone else's turns
@@ -104,6 +108,12 @@ class BaseTool(ABC):
     def consent_always(self, **kwargs: Any) -> bool:
         """True for dangerous calls that must be asked every time and never remembered."""
         return False
+
+    async def check_before_asking(
+        self, ctx: RequestContext, arguments: dict[str, Any]
+    ) -> str | None:
+        """Why this call cannot run, found before anyone is asked (an error; no card)."""
+        return None
 
     def touched_paths(self, **kwargs: Any) -> list[str]:
         """Filesystem paths this call reads or writes (the policy guards the bot's own files)."""

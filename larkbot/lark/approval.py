@@ -3,7 +3,8 @@
 `LarkApprovals` is Lark's ConsentProvider: it presents the policy's Ask as a card replying in
 the turn's thread (naming any untrusted content that raised the bar) and waits
 (lark.approval_timeout_seconds, then refused). `handle_card` answers the verified
-`card.action.trigger` at once (well within Lark's 3 s): only an owner's click counts, a late
+`card.action.trigger` at once (well within Lark's 3 s): only an owner's click counts (for a
+workspace write acting as someone, only that person's: `Ask.confirm_by`), a late
 click says "expired", a second click says what the first decided.
 The request is a row in the database (`approval_store.py`), so the click may reach any
 replica: the first answer wins there and wakes the replica whose turn waits.
@@ -17,7 +18,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cards.approval_cards import approval_card, resolved_card
+from cards.approval_cards import approval_card, confirm_card, resolved_card
 from larkbot.consent import ConsentAnswer, ConsentRequest
 from larkbot.lark.approval_store import ApprovalRow, ApprovalStore, State
 from larkbot.lark.client import LarkClient
@@ -25,6 +26,8 @@ from larkbot.lark.render import reply_uuid
 from larkbot.logs import get_logger
 
 log = get_logger("larkbot.lark.approval")
+# The id of a confirmation only the asker may give (workspace writes acting as them).
+ASKER_PREFIX = "ask-"
 
 
 def _toast(kind: str, text: str) -> dict[str, Any]:
@@ -59,13 +62,15 @@ class LarkApprovals:
             return ConsentAnswer(False, "approval cannot be asked outside a chat turn")
         timeout = self.timeout()
         approval_id = secrets.token_urlsafe(12)
+        if request.confirm_by:  # stored in the row's id: any replica knows whose click counts
+            approval_id = ASKER_PREFIX + approval_id
         # Stored before the card is out: the click may come back at once, to any replica.
         await self.store.open(
             approval_id,
             request.tool.name,
             request.description,
             dict(request.arguments),
-            ctx.sender_id,
+            request.confirm_by or ctx.sender_id,
             timeout,
         )
         try:
@@ -79,14 +84,26 @@ class LarkApprovals:
         self, approval_id: str, request: ConsentRequest, timeout: float
     ) -> ConsentAnswer:
         ctx, tool = request.context, request.tool.name
-        card = approval_card(
-            approval_id,
-            tool,
-            request.description,
-            dict(request.arguments),
-            timeout,
-            request.sources,
-        )
+        if request.confirm_by:
+            card = confirm_card(
+                approval_id,
+                tool,
+                request.description,
+                dict(request.arguments),
+                timeout,
+                request.confirm_by,
+                request.sources,
+            )
+        else:
+            card = approval_card(
+                approval_id,
+                tool,
+                request.description,
+                dict(request.arguments),
+                timeout,
+                request.sources,
+            )
+        who = "the person who asked" if request.confirm_by else "the owner"
         try:
             message_id = await self.client.reply(
                 ctx.message_id,
@@ -105,13 +122,13 @@ class LarkApprovals:
         log.info("lark_approval_asked", tool=tool, approval=approval_id)
         row = await self.store.wait(approval_id)
         if row.state == "approved":
-            return ConsentAnswer(True, "approved by the owner")
+            return ConsentAnswer(True, f"approved by {who}")
         if row.state == "denied":
-            return ConsentAnswer(False, "the owner denied it; do not retry unless asked")
+            return ConsentAnswer(False, f"{who} denied it; do not retry unless asked")
         with contextlib.suppress(Exception):  # the card says so; best effort
             await self.client.patch(message_id, _card(row)["card"]["data"])
         return ConsentAnswer(
-            False, f"the owner did not approve within {timeout:g} s, so it was not run"
+            False, f"{who} did not approve within {timeout:g} s, so it was not run"
         )
 
     async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +144,11 @@ class LarkApprovals:
         row = await self.store.get(approval_id)
         if row is None:
             return _toast("info", "This approval has expired.")
-        if not await self.is_owner(open_id):  # the same owner check on every replica
+        if approval_id.startswith(ASKER_PREFIX):  # a write acting as the asker: theirs alone
+            if not open_id or open_id != row.asker:
+                log.info("lark_confirm_not_asker", approval=approval_id)
+                return _toast("error", "Only the person who asked can confirm this.")
+        elif not await self.is_owner(open_id):  # the same owner check on every replica
             log.info("lark_approval_not_owner", approval=approval_id)
             return _toast("error", "Only the bot's owner can approve this.")
         if row.state == "pending":

@@ -26,12 +26,15 @@ class Ask:
     `prompt` is the sentence shown to the owner; `scope` is what a "yes for this session"
     covers (a tool name, a directory, an origin); `always` asks are never remembered;
     `sources` names the untrusted content that raised the bar, shown on the card.
+    `confirm_by` (the asker's id) makes it a confirmation only that person may give: a
+    workspace write acting as them (`acts_as_asker`), not an owner's approval.
     """
 
     prompt: str
     scope: str
     always: bool = False
     sources: tuple[str, ...] = ()
+    confirm_by: str = ""
 
 
 Decision = Allow | Refuse | Ask

@@ -119,9 +119,26 @@ class ToolGate:
     async def _ask(
         self, tool: BaseTool, call: ToolCall, ctx: RequestContext, ask: Ask
     ) -> AsyncIterator[ConsentRequested | Verdict]:
+        try:  # e.g. a base row whose value fits no field: say so now, not after a click
+            problem = await tool.check_before_asking(ctx, call.arguments)
+        except Exception as err:
+            log.error("tool_precheck_failed", tool=tool.name, exc_info=True)
+            problem = f"{tool.name}: could not be checked ({type(err).__name__}); not run"
+        if problem:
+            self._record(call, ctx, False, problem)
+            yield Verdict(None, problem)
+            return
         yield ConsentRequested(call.id, tool.name, ask.prompt, ask.scope, ask.always, ask.sources)
         request = ConsentRequest(
-            tool, call.arguments, ask.prompt, ask.scope, ask.always, ctx, call.id, ask.sources
+            tool,
+            call.arguments,
+            ask.prompt,
+            ask.scope,
+            ask.always,
+            ctx,
+            call.id,
+            ask.sources,
+            ask.confirm_by,
         )
         try:
             answer = await self.consent.present(request)

@@ -28,6 +28,8 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
 - GET   /open-apis/im/v1/messages/{id}/resources/{file_key}  seed with `add_resource`
 - GET   /open-apis/contact/v3/users/{user_id}  seed `fake.users`; `contact_scope = False`
   answers 99991672 (see tests/fakes/lark_media.py for shapes and error codes)
+- the workspace (docs, wiki, search, sheets, bitable, tasks) as the person whose user token a
+  call carries: `fake.workspace` (tests/fakes/lark_workspace.py)
 - GET   /open-apis/application/v6/applications/{app_id}, /open-apis/event/v1/connection:
   `app_info`, `self_manage`, `online_connections` (tests/fakes/lark_app.py)
 
@@ -79,6 +81,7 @@ from tests.fakes.lark_app import add_app_routes, ready_app_info
 from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
+from tests.fakes.lark_workspace import FakeWorkspace, add_workspace_routes
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}")
 TOKEN_ROUTE = "POST /open-apis/auth/v3/tenant_access_token/internal"
@@ -148,6 +151,8 @@ class FakeLark:
     self_manage: bool = True
     app_info_reads: int = 0
     online_connections: int = 0
+    # documents, sheets, bases and tasks, per person's user token (tests/fakes/lark_workspace.py)
+    workspace: FakeWorkspace = field(default_factory=FakeWorkspace)
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -170,6 +175,7 @@ class FakeLark:
         add_routes(app, self)
         add_media_routes(app, self)
         add_app_routes(app, self)
+        add_workspace_routes(app, self)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()

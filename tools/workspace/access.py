@@ -58,3 +58,13 @@ class WorkspaceAccess:
 
     tokens: UserTokens
     api: WorkspaceApi
+
+
+class WorkspaceApiError(Exception):
+    """Lark answered a workspace call with a non-zero `code` (both sides raise and read this)."""
+
+    def __init__(self, code: int, msg: str = "", status: int = 0) -> None:
+        super().__init__(f"Lark error {code}: {msg}")
+        self.code = code
+        self.msg = msg
+        self.status = status
