@@ -49,6 +49,8 @@ class LarkConfig(Section):
     verification_token: SecretStr = SecretStr("")
     encrypt_key: SecretStr = SecretStr("")
     domain: str = "https://open.feishu.cn"
+    # OAuth and app-registration host; "": derived from `domain` (larkbot/setup/registration.py)
+    accounts_domain: str = ""
     mode: Literal["webhook", "websocket"] = "webhook"
     group_policy: Literal["mention", "all"] = "mention"
     answer_at_all: bool = False

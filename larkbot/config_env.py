@@ -23,6 +23,7 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
     "REDIS_URL": ("storage", "redis_url"),
     "LARKBOT_HOST": ("server", "host"),
     "LARKBOT_PORT": ("server", "port"),
+    "LARK_ACCOUNTS_DOMAIN": ("lark", "accounts_domain"),
 }
 
 

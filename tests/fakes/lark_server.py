@@ -26,6 +26,8 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
 - GET   /open-apis/im/v1/messages/{id}/resources/{file_key}  seed with `add_resource`
 - GET   /open-apis/contact/v3/users/{user_id}  seed `fake.users`; `contact_scope = False`
   answers 99991672 (see tests/fakes/lark_media.py for shapes and error codes)
+- GET   /open-apis/authen/v1/user_info, /open-apis/task/v2/tasks  with a user token from
+  `fake.user_tokens` (tests/fakes/lark_user.py; filled by tests/fakes/lark_accounts.py)
 
 Lark's per-chat send limit is enforced on create and reply: more than `chat_limit` (5) messages
 within `chat_window` (1 s) to one chat (a reply's chat is its parent's, else the parent's id)
@@ -74,6 +76,7 @@ from aiohttp import web
 from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
+from tests.fakes.lark_user import add_user_routes
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}")
 TOKEN_ROUTE = "POST /open-apis/auth/v3/tenant_access_token/internal"
@@ -138,6 +141,7 @@ class FakeLark:
     chat_window: float = 1.0
     rate_limited: list[dict[str, Any]] = field(default_factory=list)  # refused: chat, at, reset
     retried_early: int = 0  # sends to a chat that came before its advertised reset was over
+    user_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)  # u-… → person
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -159,6 +163,7 @@ class FakeLark:
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         add_routes(app, self)
         add_media_routes(app, self)
+        add_user_routes(app, self)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -351,5 +356,6 @@ class FakeLark:
     def _check_auth(self, authorization: str) -> None:
         if not authorization.startswith("Bearer ") or not authorization[7:]:
             raise ApiError(99991661, "Missing access token for authorization")
-        if authorization[7:] not in self.valid_tokens:
+        token = authorization[7:]
+        if token not in self.valid_tokens and not token.startswith("u-"):  # user: per route
             raise ApiError(99991663, "Invalid access token for authorization")
