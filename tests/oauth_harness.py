@@ -49,12 +49,30 @@ def dm_texts(lark: FakeLark, open_id: str = ALICE) -> list[str]:
 
 
 async def authorize(
-    served: Served, lark: FakeLark, accounts: FakeAccounts, approver: str = ALICE
+    served: Served,
+    lark: FakeLark,
+    accounts: FakeAccounts,
+    approver: str = ALICE,
+    scopes: list[str] | None = None,
 ) -> str:
-    """ALICE sends /auth in a DM, `approver` approves the card's code; returns the code."""
+    """ALICE sends /auth in a DM, `approver` approves the card's code (to `scopes`, default all
+    asked); returns the code."""
     before = len(auth_cards(lark))
     await served.post_event(message_event("/auth", chat_id="oc_alice", sender=ALICE))
     await lark.wait_for(lambda: len(auth_cards(lark)) > before, timeout=15)
     code = user_code(auth_cards(lark)[-1])
-    accounts.approve(code, approver)
+    accounts.approve(code, approver, scopes)
     return code
+
+
+async def authorized(
+    served: Served, lark: FakeLark, accounts: FakeAccounts, scopes: list[str] | None = None
+) -> None:
+    """`authorize` as ALICE and wait for the bot's confirmation."""
+    await authorize(served, lark, accounts, scopes=scopes)
+    await lark.wait_for(lambda: any("Authorized as" in t for t in dm_texts(lark)), 15)
+
+
+def workspace(served: Served) -> Any:
+    """The `WorkspaceAccess` the App registered for the tools."""
+    return served.app.core.runtime.services["workspace"]

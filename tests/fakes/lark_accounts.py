@@ -44,6 +44,7 @@ class Flow:
     scopes: list[str]
     expires_at: float
     approved_by: str = ""
+    granted: list[str] | None = None  # None: every scope asked for
     denied: bool = False
     redeemed: bool = False
 
@@ -67,6 +68,7 @@ class FakeAccounts:
     def __post_init__(self) -> None:
         self.live_refresh: dict[str, tuple[str, list[str]]] = {}  # refresh → (open_id, scopes)
         self.spent_refresh: set[str] = set()
+        self.issued_secrets: list[str] = []  # every token ever handed out (leak checks)
         self._runner: web.AppRunner | None = None
 
     async def __aenter__(self) -> FakeAccounts:
@@ -90,9 +92,10 @@ class FakeAccounts:
         """The flow a user code belongs to."""
         return next(f for f in self.flows if f.user_code == user_code)
 
-    def approve(self, user_code: str, open_id: str) -> None:
-        """`open_id` opens the link and agrees (whoever they are)."""
-        self.flow(user_code).approved_by = open_id
+    def approve(self, user_code: str, open_id: str, scopes: list[str] | None = None) -> None:
+        """`open_id` opens the link and agrees (whoever they are), to `scopes` or all asked."""
+        flow = self.flow(user_code)
+        flow.approved_by, flow.granted = open_id, scopes
 
     def deny(self, user_code: str) -> None:
         """The person declines."""
@@ -115,6 +118,7 @@ class FakeAccounts:
         name = self.names.get(open_id, open_id)
         self.lark.user_tokens[access] = {"open_id": open_id, "name": name, "scopes": scopes}
         self.live_refresh[refresh] = (open_id, scopes)
+        self.issued_secrets += [access, refresh]
         return {
             "access_token": access,
             "refresh_token": refresh,
@@ -164,7 +168,8 @@ class FakeAccounts:
         if not flow.approved_by:
             return _error("authorization_pending")
         flow.redeemed = True
-        return web.json_response(self._issue(flow.approved_by, flow.scopes))
+        granted = flow.scopes if flow.granted is None else flow.granted
+        return web.json_response(self._issue(flow.approved_by, granted))
 
     def _refresh(self, refresh: str) -> web.Response:
         self.refresh_calls.append(refresh)
