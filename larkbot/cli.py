@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "jobs": "larkbot.scheduler.cli:run_jobs",
     "owner": "larkbot.owner_cli:run_owner",
     "web-token": "larkbot.web.token_cli:run_web_token",
+    "auth": "larkbot.lark.oauth.cli:run_auth",
 }
 
 
@@ -50,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     owner.add_argument("action", choices=["list", "add", "remove"])
     owner.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     add("web-token", "print a new web token (the old one stops working)")
+    auth = add("auth", "list or revoke people's Lark authorizations (never shows tokens)")
+    auth.add_argument("action", choices=["list", "revoke"])
+    auth.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     return parser
 
 

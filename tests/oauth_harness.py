@@ -16,9 +16,11 @@ ALICE = "ou_alice"
 NAMES = {ALICE: "Alice", "ou_mallory": "Mallory"}
 
 
-def oauth_settings(home: Path, lark: FakeLark, accounts: FakeAccounts, llm_url: str) -> Settings:
+def oauth_settings(
+    home: Path, lark: FakeLark, accounts: FakeAccounts, llm_url: str, **over: Any
+) -> Settings:
     """`settings_for` with the accounts host pointed at FakeAccounts."""
-    return settings_for(home, lark.domain, llm_url, lark={"accounts_domain": accounts.url})
+    return settings_for(home, lark.domain, llm_url, lark={"accounts_domain": accounts.url}, **over)
 
 
 def auth_cards(lark: FakeLark, open_id: str = ALICE) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from aiohttp import web
 
 from larkbot.http_access import CHECK_KEY, mark
-from larkbot.web import data_api
+from larkbot.web import auth_api, data_api
 from larkbot.web.handlers import (
     WEB_KEY,
     handle_chat,
@@ -70,6 +70,7 @@ def mount_web(web_app: web.Application, host: WebHost, ping_seconds: float = 15.
         ("GET", "/api/schedules", data_api.list_schedules),
         ("DELETE", "/api/schedules/{job_id}", data_api.delete_schedule),
         ("GET", "/api/schedules/{job_id}/runs", data_api.schedule_runs),
+        ("GET", "/api/auth", auth_api.list_authorizations),
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does

@@ -5,6 +5,7 @@ import { setMarkdown } from "./markdown.js";
 import { A2uiProcessor } from "./a2ui.js";
 import { $, api, node, showLogin } from "./dom.js";
 import { loadSchedules } from "./schedules.js";
+import { loadAccounts } from "./accounts.js";
 import { hideExamples, showExamples } from "./examples.js";
 import { consentCard, resolveConsent } from "./consent_card.js";
 
@@ -351,6 +352,7 @@ function showSchedules() {
   $("nav-chat").classList.remove("active"); $("nav-schedules").classList.add("active");
   document.body.classList.remove("menu-open");
   loadSchedules();
+  loadAccounts();
 }
 
 // -- start ------------------------------------------------------------------------------------
@@ -366,7 +368,7 @@ $("nav-chat").addEventListener("click", showChat);
 $("nav-schedules").addEventListener("click", showSchedules);
 $("lang").addEventListener("click", () => {
   toggleLanguage();
-  if (!$("schedules-view").hidden) loadSchedules();  // its lines are built with t()
+  if (!$("schedules-view").hidden) { loadSchedules(); loadAccounts(); }  // built with t()
 });
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
