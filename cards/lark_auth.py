@@ -33,7 +33,7 @@ def auth_card(
 ) -> dict[str, Any]:
     """The card a person gets for `/auth` (or for scopes a tool found missing: `more`)."""
     t = TEXT["zh" if lang == "zh" else "en"]
-    button = {
+    button: dict[str, Any] = {
         "tag": "button",
         "text": {"tag": "plain_text", "content": t["button"]},
         "type": "primary_filled",

@@ -198,9 +198,7 @@ class App:
                 agent=agent,
                 journal=journal,
                 owners=owners,
-                commands=Commands(
-                    owners, agent.reset, self._status_with(core, ledger), auth and auth.run
-                ),
+                commands=Commands(owners, agent.reset, self._status_with(core, ledger), auth),
                 view_factory=make_view_factory(
                     client, s.lark, planner(ledger, self._budget) if ledger else None
                 ),

@@ -141,6 +141,7 @@ CHECKS: list[Check | str] = [
     "larkbot.doctor_setup:check_setup",
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.lark.doctor_check:check_lark_budget",
+    "larkbot.lark.oauth.doctor:check_oauth",
     "larkbot.scheduler.doctor:check_scheduler",
     "tools.browser.doctor:check_browser",
     "larkbot.desktop:check_desktop",

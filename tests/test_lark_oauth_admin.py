@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.oauth.doctor import check_oauth
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
@@ -86,3 +88,21 @@ async def test_web_account_view_shows_no_tokens(
         assert [(g["open_id"], g["name"]) for g in body] == [(ALICE, "Alice")]
         assert "task:task:read" in body[0]["scopes"]
         assert not [s for s in accounts.issued_secrets if s in raw]
+
+
+async def test_app_scope_missing_is_a_doctor_line(
+    home: Path, fake_lark: FakeLark, accounts: FakeAccounts, fake_llm: FakeLLM
+) -> None:
+    settings = oauth_settings(home, fake_lark, accounts, fake_llm.base_url)
+    async with Served(settings) as a:
+        await authorized(a, fake_lark, accounts)
+        access = workspace(a)
+        token = await access.tokens.token_for(ALICE)
+        route = "GET /open-apis/task/v2/tasks"
+        fake_lark.fail_next(route, status=400, code=99991672, msg="app lacks task:task:read")
+        with pytest.raises(LarkAPIError) as raised:
+            await access.api.call("GET", "/open-apis/task/v2/tasks", user_token=token)
+        assert raised.value.code == 99991672
+        line = await check_oauth(settings, a.app.core.http)
+    assert not line.ok and "task:task:read" in line.detail
+    assert "/app/cli_test/auth?q=" in line.fix

@@ -65,7 +65,7 @@ class Accounts:
         self._secret = app_secret
 
     async def _post(self, path: str, form: dict[str, str], basic: bool = False) -> dict[str, Any]:
-        auth = (self.app_id, self._secret) if basic else None
+        auth = httpx.BasicAuth(self.app_id, self._secret) if basic else httpx.USE_CLIENT_DEFAULT
         try:
             resp = await self.http.post(self.host + path, data=form, auth=auth, timeout=TIMEOUT)
         except httpx.TransportError as err:

@@ -10,7 +10,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sqlalchemy import Column, Float, Integer, LargeBinary, String, Table, Text, delete, select
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Float,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+    and_,
+    delete,
+    select,
+)
 from sqlalchemy import update as sql_update
 
 from larkbot.lark.oauth.vault import Vault
@@ -83,20 +95,20 @@ class TokenStore:
     def _aad(self, open_id: str) -> bytes:
         return f"{self.app_id}:{open_id}".encode()
 
-    def _mine(self, open_id: str) -> list[object]:
+    def _mine(self, open_id: str) -> ColumnElement[bool]:
         t = user_tokens
-        return [t.c.app_id == self.app_id, t.c.open_id == open_id]
+        return and_(t.c.app_id == self.app_id, t.c.open_id == open_id)
 
     async def grant(self, open_id: str) -> Grant | None:
         """The person's grant, or None."""
         async with self.db.read() as conn:
-            row = (await conn.execute(select(user_tokens).where(*self._mine(open_id)))).first()
+            row = (await conn.execute(select(user_tokens).where(self._mine(open_id)))).first()
         return _grant(row) if row is not None else None
 
     async def tokens(self, open_id: str) -> tuple[Grant, Pair] | None:
         """The grant and its opened tokens (VaultMismatch when sealed with another key)."""
         async with self.db.read() as conn:
-            row = (await conn.execute(select(user_tokens).where(*self._mine(open_id)))).first()
+            row = (await conn.execute(select(user_tokens).where(self._mine(open_id)))).first()
         if row is None:
             return None
         assert self.vault is not None, "TokenStore without a vault cannot open tokens"
@@ -126,8 +138,8 @@ class TokenStore:
         await self.db.clock.sync()
         values = self._values(open_id, pair)
         async with self.db.engine.begin() as conn:
-            old = (await conn.execute(select(user_tokens).where(*self._mine(open_id)))).first()
-            await conn.execute(delete(user_tokens).where(*self._mine(open_id)))
+            old = (await conn.execute(select(user_tokens).where(self._mine(open_id)))).first()
+            await conn.execute(delete(user_tokens).where(self._mine(open_id)))
             await conn.execute(
                 user_tokens.insert().values(
                     app_id=self.app_id,
@@ -150,7 +162,7 @@ class TokenStore:
         async with self.db.engine.begin() as conn:
             done = await conn.execute(
                 sql_update(t)
-                .where(*self._mine(open_id), t.c.version == version)
+                .where(self._mine(open_id), t.c.version == version)
                 .values(version=version + 1, **values)
             )
         return bool(done.rowcount == 1)
@@ -158,5 +170,5 @@ class TokenStore:
     async def delete(self, open_id: str) -> bool:
         """Forget the person's authorization; False when there was none."""
         async with self.db.engine.begin() as conn:
-            done = await conn.execute(delete(user_tokens).where(*self._mine(open_id)))
+            done = await conn.execute(delete(user_tokens).where(self._mine(open_id)))
         return bool(done.rowcount)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from larkbot.lark.client import LarkClient
+from larkbot.lark.commands import Auth
 from larkbot.lark.oauth.accounts import Accounts
 from larkbot.lark.oauth.api import LarkWorkspaceApi
 from larkbot.lark.oauth.command import AuthCommand
@@ -55,8 +56,9 @@ async def build_oauth(
     client: LarkClient | None,
     is_owner: Callable[[str], Awaitable[bool]],
     stack: AsyncExitStack,
-) -> AuthCommand | None:
-    """The `/auth` command, with the workspace service registered; None without Lark."""
+) -> Auth | None:
+    """`/auth`'s handler (AuthCommand.run), with the workspace service registered; None
+    without Lark credentials."""
     s = core.settings
     if client is None:
         return None
@@ -83,4 +85,4 @@ async def build_oauth(
 
     api = LarkWorkspaceApi(client.transport, tokens, offer, app_scope)
     core.runtime.services["workspace"] = WorkspaceAccess(tokens, api)
-    return AuthCommand(flows, store, accounts, is_owner, core.live.get)
+    return AuthCommand(flows, store, accounts, is_owner, core.live.get).run
