@@ -111,3 +111,34 @@ async def test_declined_and_revoke(
             raise AssertionError("still authorized")
         except Exception as err:
             assert type(err).__name__ == "NotAuthorized"
+
+
+async def test_a_tool_asking_for_a_stranger_sends_them_the_card(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, accounts: FakeAccounts
+) -> None:
+    async with Served(oauth_settings(home, fake_lark, accounts, fake_llm.base_url)) as a:
+        tokens = a.app.core.runtime.services["workspace"].tokens
+        for _ in range(2):  # the second within the cooldown: no second card
+            try:
+                await tokens.token_for(ALICE)
+                raise AssertionError("a token for someone who never authorized")
+            except Exception as err:
+                assert type(err).__name__ == "NotAuthorized"
+        assert len(auth_cards(fake_lark)) == 1
+        card = auth_cards(fake_lark)[0]
+        assert card["header"]["title"]["content"] == "Authorize larkbot to act as you"
+
+
+async def test_slow_down_widens_the_interval_and_expiry_ends_the_flow(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, accounts: FakeAccounts
+) -> None:
+    accounts.slow_downs = 1
+    async with Served(oauth_settings(home, fake_lark, accounts, fake_llm.base_url)) as a:
+        await authorize(a, fake_lark, accounts)
+        await fake_lark.wait_for(lambda: any("Alice" in t for t in dm_texts(fake_lark)), 30)
+        polls = [r["at"] for r in accounts.requests if r["path"] == "/oauth/v3/token"]
+        assert len(polls) == 2 and polls[1] - polls[0] >= 5.0  # interval + 5 s
+
+        accounts.expires_in = 0.3  # nobody approves this one in time
+        await a.post_event(message_event("/auth", chat_id="oc_alice", sender=ALICE))
+        await fake_lark.wait_for(lambda: any("expired" in t for t in dm_texts(fake_lark)), 15)

@@ -109,7 +109,8 @@ class FakeAccounts:
     async def _record(self, request: web.Request) -> dict[str, str]:
         form = {k: str(v) for k, v in (await request.post()).items()}
         auth = request.headers.get("Authorization", "")
-        self.requests.append({"path": request.path, "authorization": auth, "form": form})
+        at = time.monotonic()
+        self.requests.append({"path": request.path, "authorization": auth, "form": form, "at": at})
         return form
 
     def _issue(self, open_id: str, scopes: list[str]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ USER_INFO = "/open-apis/authen/v1/user_info"
 SLOW_DOWN = 5.0
 MAX_INTERVAL = 60.0
 PENDING = "authorization_pending"
+COOLDOWN = 30.0  # at most one unasked-for card per person this often
 
 
 class AuthFlows:
@@ -75,13 +76,14 @@ class AuthFlows:
         task.add_done_callback(self._done)
         log.info("lark_oauth_flow_started", open_id=open_id, scopes=scopes)
 
-    async def offer_more(self, open_id: str, scopes: list[str], lang: str) -> None:
-        """A tool found scopes missing: offer just those (not while a flow is pending)."""
-        last = self._started.get(open_id, 0.0)
-        if self.pending(open_id) or time.monotonic() - last < 30.0:
+    async def offer(self, open_id: str, scopes: list[str], lang: str, more: bool) -> None:
+        """A tool needed the person's token (`more`: scopes it lacked): send them a card,
+        unless one is pending or went out in the last COOLDOWN seconds."""
+        last = self._started.get(open_id, float("-inf"))
+        if self.pending(open_id) or time.monotonic() - last < COOLDOWN:
             return
         self._started[open_id] = time.monotonic()
-        await self.start(open_id, scopes, lang, more=True)
+        await self.start(open_id, scopes, lang, more=more)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

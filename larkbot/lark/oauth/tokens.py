@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 
 from larkbot.lark.oauth.accounts import Accounts, OAuthError
 from larkbot.lark.oauth.lease import Leases
@@ -36,10 +37,17 @@ class RefreshPending(Exception):
 class LarkUserTokens:
     """Hands out each person's `u-` token; refreshes it at most once at a time, everywhere."""
 
-    def __init__(self, store: TokenStore, accounts: Accounts, leases: Leases) -> None:
+    def __init__(
+        self,
+        store: TokenStore,
+        accounts: Accounts,
+        leases: Leases,
+        on_unauthorized: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.store = store
         self.accounts = accounts
         self.leases = leases
+        self.on_unauthorized = on_unauthorized  # sends the person the /auth card
         self._locks: dict[str, asyncio.Lock] = {}
         self._rejected: dict[str, str] = {}  # open_id -> the access token Lark refused
         self._whose: OrderedDict[str, str] = OrderedDict()  # token -> open_id
@@ -70,7 +78,16 @@ class LarkUserTokens:
         return got
 
     async def token_for(self, open_id: str) -> str:
-        """A valid `u-` token of `open_id`; NotAuthorized when there is none (any more)."""
+        """A valid `u-` token of `open_id`; NotAuthorized when there is none (any more), and
+        then the person is sent the `/auth` card."""
+        try:
+            return await self._token_for(open_id)
+        except NotAuthorized:
+            if self.on_unauthorized is not None:
+                await self.on_unauthorized(open_id)
+            raise
+
+    async def _token_for(self, open_id: str) -> str:
         grant, pair = await self._read(open_id)
         if self._fresh(open_id, grant, pair):
             return self._hand_out(open_id, pair.access)

@@ -21,7 +21,7 @@ from larkbot.lark.oauth.api import LarkWorkspaceApi
 from larkbot.lark.oauth.command import AuthCommand
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.lease import DbLeases, Leases, RedisLeases
-from larkbot.lark.oauth.scopes import FEISHU_OPEN, accounts_host
+from larkbot.lark.oauth.scopes import FEISHU_OPEN, accounts_host, requested
 from larkbot.lark.oauth.store import TokenStore
 from larkbot.lark.oauth.tokens import LarkUserTokens
 from larkbot.lark.oauth.vault import Vault
@@ -66,18 +66,23 @@ async def build_oauth(
     await store.init()
     secret = s.lark.app_secret.get_secret_value()
     accounts = Accounts(core.http, accounts_host(s.lark), s.lark.app_id, secret)
-    tokens = LarkUserTokens(store, accounts, await _leases(core, stack))
     flows = AuthFlows(accounts, store, client)
     stack.push_async_callback(flows.drain)
     lang = "zh" if s.lark.domain.rstrip("/") == FEISHU_OPEN else "en"
-    cache = SharedCache(core.db)
-    await cache.init()
 
-    async def offer(open_id: str, scopes: list[str]) -> None:
+    async def offer(open_id: str, scopes: list[str], more: bool = True) -> None:
         try:
-            await flows.offer_more(open_id, scopes, lang)
+            await flows.offer(open_id, scopes, lang, more)
         except Exception:  # the tool's own error result says what is missing anyway
             log.warning("lark_oauth_offer_failed", open_id=open_id, exc_info=True)
+
+    async def invite(open_id: str) -> None:  # a tool needed their token: send the card
+        scopes = requested(core.live.get(), await is_owner(open_id))
+        await offer(open_id, scopes, more=False)
+
+    tokens = LarkUserTokens(store, accounts, await _leases(core, stack), invite)
+    cache = SharedCache(core.db)
+    await cache.init()
 
     async def app_scope(scopes: list[str], msg: str) -> None:
         until = time.time() + APP_SCOPE_DAYS * 86400
