@@ -51,6 +51,7 @@ class LarkUserTokens:
         self._locks: dict[str, asyncio.Lock] = {}
         self._rejected: dict[str, str] = {}  # open_id -> the access token Lark refused
         self._whose: OrderedDict[str, str] = OrderedDict()  # token -> open_id
+        self._inflight: set[asyncio.Task[str]] = set()  # refreshes, shielded from callers
 
     def whose(self, token: str) -> str:
         """The open_id a token handed out here belongs to ("" when unknown)."""
@@ -110,13 +111,26 @@ class LarkUserTokens:
                 await self.store.delete(open_id)
                 raise NotAuthorized("your authorization expired; send /auth again")
             if await self.leases.take(key):
-                try:
-                    return await self._refresh_held(open_id)
-                finally:
-                    await self.leases.give_back(key)
+                # finished even if the caller is cancelled: a refresh whose answer is lost may
+                # have spent the single-use refresh token, and its new pair must be kept
+                task = asyncio.create_task(self._held(open_id, key), name="lark-token-refresh")
+                self._inflight.add(task)
+                task.add_done_callback(self._settled)
+                return await asyncio.shield(task)
             if time.monotonic() > deadline:
                 raise RefreshPending(f"another replica is still refreshing {open_id}'s token")
             await asyncio.sleep(POLL)
+
+    def _settled(self, task: asyncio.Task[str]) -> None:
+        self._inflight.discard(task)
+        if not task.cancelled():
+            task.exception()  # seen: the caller (if still there) got it raised
+
+    async def _held(self, open_id: str, key: str) -> str:
+        try:
+            return await self._refresh_held(open_id)
+        finally:
+            await self.leases.give_back(key)
 
     async def _refresh_held(self, open_id: str) -> str:
         """With the lease: re-read (someone may have refreshed), then refresh once."""
