@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from cards import validate_lark_card
+from cards.lark_auth import auth_card
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
@@ -142,3 +144,10 @@ async def test_slow_down_widens_the_interval_and_expiry_ends_the_flow(
         accounts.expires_in = 0.3  # nobody approves this one in time
         await a.post_event(message_event("/auth", chat_id="oc_alice", sender=ALICE))
         await fake_lark.wait_for(lambda: any("expired" in t for t in dm_texts(fake_lark)), 15)
+
+
+def test_auth_cards_are_valid_lark_cards() -> None:
+    for lang in ("en", "zh"):
+        for more in (False, True):
+            card = auth_card("https://accounts/verify?c=1", "CODE-1", 4, "read", lang, more)
+            assert validate_lark_card(card) == [], (lang, more)
