@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from cards import validate_lark_card
 from cards.lark_auth import auth_card
+from larkbot.lark.oauth.scopes import requested
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
@@ -151,3 +153,15 @@ def test_auth_cards_are_valid_lark_cards() -> None:
         for more in (False, True):
             card = auth_card("https://accounts/verify?c=1", "CODE-1", 4, "read", lang, more)
             assert validate_lark_card(card) == [], (lang, more)
+
+
+def test_requested_scopes_follow_workspace_settings() -> None:
+    def ws(enabled: bool, members: str) -> SimpleNamespace:
+        return SimpleNamespace(workspace=SimpleNamespace(enabled=enabled, members=members))
+
+    assert "bitable:app" in requested(ws(True, "read"), owner=True)
+    member = requested(ws(True, "read"), owner=False)
+    assert "bitable:app:readonly" in member and "bitable:app" not in member
+    assert "bitable:app" in requested(ws(True, "write"), owner=False)
+    assert requested(ws(True, "off"), owner=False) == ["offline_access"]
+    assert requested(ws(False, "write"), owner=True) == ["offline_access"]

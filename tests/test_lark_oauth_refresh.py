@@ -96,6 +96,8 @@ async def test_refused_refresh_ends_the_authorization_and_no_token_leaks(
         with pytest.raises(NotAuthorized):  # the row is gone for every replica
             await workspace(b).tokens.token_for(ALICE)
 
+    key = home / ".secrets" / "lark_oauth.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
     secrets = accounts.issued_secrets
     assert len(secrets) == 6  # three pairs: the flow's and two refreshes
     for path in home.rglob("*"):

@@ -16,7 +16,7 @@ from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.oauth.accounts import Accounts, OAuthError
 from larkbot.lark.oauth.flow import AuthFlows
-from larkbot.lark.oauth.scopes import in_words, requested
+from larkbot.lark.oauth.scopes import OFFLINE, in_words, requested
 from larkbot.lark.oauth.store import TokenStore
 from larkbot.lark.oauth.texts import lang_of, say, when
 from larkbot.lark.oauth.vault import VaultMismatch
@@ -63,6 +63,8 @@ class AuthCommand:
     async def _start(self, msg: InboundMessage, lang: str) -> str:
         owner = msg.signed and await self.is_owner(msg.sender_open_id)
         scopes = requested(self.settings(), owner)
+        if scopes == [OFFLINE]:  # workspace off, or not open to this person
+            return say("off", lang)
         try:
             await self.flows.start(msg.sender_open_id, scopes, lang)
         except asyncio.CancelledError:

@@ -25,7 +25,8 @@ EN = {
     "unsigned": "This bot cannot verify that the message came from Lark (no lark.encrypt_key), "
     "so it does not change authorizations.",
     "usage": "Usage: /auth, /auth status, /auth revoke",
-    "off": "Lark authorization is not available here.",
+    "off": "The Lark workspace tools are not available to you here, so there is nothing to "
+    "authorize.",
 }
 ZH = {
     "card_sent_dm": "已发送授权卡片：打开其中的链接并同意授权。",
@@ -43,7 +44,7 @@ ZH = {
     "nothing": "没有可取消的授权。",
     "unsigned": "机器人无法验证消息来自飞书（未设置 lark.encrypt_key），因此不会更改授权。",
     "usage": "用法：/授权、/auth status、/取消授权",
-    "off": "此处不支持飞书授权。",
+    "off": "此处你不能使用飞书云文档等工具，无需授权。",
 }
 
 

@@ -22,17 +22,23 @@ class VaultMismatch(Exception):
 
 
 def _load_or_create(path: Path) -> bytes:
+    """The key at `path`, made first if missing: written to a private temporary file and
+    linked into place, so a replica starting at the same moment reads all 32 bytes or none."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # made earlier, or by a replica starting at the same moment
-        key = path.read_bytes()
-        if len(key) != 32:
-            raise VaultMismatch(f"{path} is not a 32-byte key") from None
-        return key
-    key = AESGCM.generate_key(bit_length=256)
-    with os.fdopen(fd, "wb") as out:
-        out.write(key)
+    if not path.exists():
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(AESGCM.generate_key(bit_length=256))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: use theirs
+        finally:
+            tmp.unlink()
+    key = path.read_bytes()
+    if len(key) != 32:
+        raise VaultMismatch(f"{path} is not a 32-byte key")
     return key
 
 
