@@ -123,3 +123,21 @@ async def test_missing_scope_offers_just_that_scope(
         more = [m for m in fake_lark.sent if m["msg_type"] == "interactive"][-1]
         assert more["receive_id"] == ALICE
         assert more["body"]["header"]["title"]["content"] == "Grant larkbot more access"
+
+
+async def test_a_cancelled_caller_does_not_lose_the_refreshed_pair(
+    home: Path, fake_lark: FakeLark, accounts: FakeAccounts, fake_llm: FakeLLM
+) -> None:
+    async with replicas(home, fake_lark, accounts, fake_llm) as (a, _):
+        accounts.access_expires_in = 100  # stale at once
+        await authorized(a, fake_lark, accounts)
+        accounts.access_expires_in, accounts.refresh_delay = 7200, 0.5
+        tokens = workspace(a).tokens
+        caller = asyncio.create_task(tokens.token_for(ALICE))
+        async with asyncio.timeout(10):
+            while not accounts.refresh_calls:  # Lark has done it; its answer is on its way
+                await asyncio.sleep(0.01)
+        caller.cancel()  # e.g. /stop on the turn whose tool asked
+        token = await tokens.token_for(ALICE)
+        assert token in fake_lark.user_tokens
+        assert len(accounts.refresh_calls) == 1

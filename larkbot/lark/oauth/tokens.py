@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -51,7 +52,8 @@ class LarkUserTokens:
         self._locks: dict[str, asyncio.Lock] = {}
         self._rejected: dict[str, str] = {}  # open_id -> the access token Lark refused
         self._whose: OrderedDict[str, str] = OrderedDict()  # token -> open_id
-        self._inflight: set[asyncio.Task[str]] = set()  # refreshes, shielded from callers
+        # open_id -> its refresh, shielded from callers (the lease is ours while it runs)
+        self._inflight: dict[str, asyncio.Task[str]] = {}
 
     def whose(self, token: str) -> str:
         """The open_id a token handed out here belongs to ("" when unknown)."""
@@ -104,6 +106,9 @@ class LarkUserTokens:
         key = f"{self.store.app_id}:{open_id}"
         deadline = time.monotonic() + WAIT
         while True:
+            running = self._inflight.get(open_id)
+            if running is not None:  # its caller was cancelled; it goes on: wait for it
+                return await asyncio.shield(running)
             grant, pair = await self._read(open_id)
             if self._fresh(open_id, grant, pair):
                 return pair.access  # refreshed meanwhile (here or on another replica)
@@ -114,15 +119,16 @@ class LarkUserTokens:
                 # finished even if the caller is cancelled: a refresh whose answer is lost may
                 # have spent the single-use refresh token, and its new pair must be kept
                 task = asyncio.create_task(self._held(open_id, key), name="lark-token-refresh")
-                self._inflight.add(task)
-                task.add_done_callback(self._settled)
+                self._inflight[open_id] = task
+                task.add_done_callback(functools.partial(self._settled, open_id))
                 return await asyncio.shield(task)
             if time.monotonic() > deadline:
                 raise RefreshPending(f"another replica is still refreshing {open_id}'s token")
             await asyncio.sleep(POLL)
 
-    def _settled(self, task: asyncio.Task[str]) -> None:
-        self._inflight.discard(task)
+    def _settled(self, open_id: str, task: asyncio.Task[str]) -> None:
+        if self._inflight.get(open_id) is task:
+            del self._inflight[open_id]
         if not task.cancelled():
             task.exception()  # seen: the caller (if still there) got it raised
 
