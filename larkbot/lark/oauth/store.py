@@ -167,8 +167,12 @@ class TokenStore:
             )
         return bool(done.rowcount == 1)
 
-    async def delete(self, open_id: str) -> bool:
-        """Forget the person's authorization; False when there was none."""
+    async def delete(self, open_id: str, version: int | None = None) -> bool:
+        """Forget the person's authorization (only `version` of it, when given: a newer one
+        saved meanwhile stays); False when there was none."""
+        query = delete(user_tokens).where(self._mine(open_id))
+        if version is not None:
+            query = query.where(user_tokens.c.version == version)
         async with self.db.engine.begin() as conn:
-            done = await conn.execute(delete(user_tokens).where(self._mine(open_id)))
+            done = await conn.execute(query)
         return bool(done.rowcount)

@@ -31,6 +31,11 @@ REMEMBERED = 1024  # tokens handed out, for "whose token was that?" (MissingScop
 KEY_HINT = "every replica needs the same $LARKBOT_HOME/.secrets/lark_oauth.key"
 
 
+def transient(err: OAuthError) -> bool:
+    """No answer, Lark's own failure (5xx, 20050): the refresh token may still be good."""
+    return err.error in ("network", "20050") or err.error.startswith("http_5")
+
+
 class RefreshPending(Exception):
     """Another replica holds the refresh lease and has not finished within WAIT seconds."""
 
@@ -113,7 +118,7 @@ class LarkUserTokens:
             if self._fresh(open_id, grant, pair):
                 return pair.access  # refreshed meanwhile (here or on another replica)
             if not pair.refresh or grant.refresh_expires_at <= self.store.db.clock.now():
-                await self.store.delete(open_id)
+                await self.store.delete(open_id, grant.version)
                 raise NotAuthorized("your authorization expired; send /auth again")
             if await self.leases.take(key):
                 # finished even if the caller is cancelled: a refresh whose answer is lost may
@@ -146,10 +151,10 @@ class LarkUserTokens:
         try:
             new = await self.accounts.refresh(pair.refresh)
         except OAuthError as err:
-            if err.error == "network":
+            if transient(err):
                 raise  # unknown outcome: keep the row; a spent refresh token is refused next time
             log.info("lark_oauth_refresh_refused", open_id=open_id, error=err.error)
-            await self.store.delete(open_id)
+            await self.store.delete(open_id, grant.version)
             raise NotAuthorized("your authorization ended; send /auth again") from None
         if not new.scopes:
             new = dataclasses.replace(new, scopes=grant.scopes)
