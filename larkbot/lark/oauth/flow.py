@@ -15,6 +15,7 @@ from typing import Any
 
 from cards.lark_auth import auth_card
 from larkbot.lark.client import LarkClient
+from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.oauth import texts
 from larkbot.lark.oauth.accounts import Accounts, DeviceCode, OAuthError
 from larkbot.lark.oauth.scopes import OFFLINE, in_words
@@ -135,7 +136,13 @@ class AuthFlows:
 
     async def _finish(self, open_id: str, pair: Pair, scopes: list[str], lang: str) -> None:
         """The identity check, then store and confirm (or discard and say why)."""
-        info = await self._who(pair)
+        try:
+            info = await self._who(pair)
+        except LarkAPIError as err:  # unverified: never stored
+            log.warning("lark_oauth_identity_unknown", open_id=open_id, code=err.code)
+            await self._discard(pair)
+            await self.tell(open_id, texts.flow_ended(f"user_info {err.code}", lang))
+            return
         if info.get("open_id") != open_id:
             log.warning("lark_oauth_identity_mismatch", open_id=open_id)
             await self._discard(pair)
