@@ -18,12 +18,12 @@ export async function loadAccounts() {
   box.replaceChildren(node("h2", null, w.title));
   if (!authorizations.length) box.append(node("p", "empty", w.none));
   for (const a of authorizations) {
-    const card = node("section", "schedule");
+    const card = node("section", "account");
     const until = new Date(a.refresh_expires_at * 1000).toLocaleString(locale());
     card.append(
       node("strong", null, `${a.name} (${a.open_id})`),
-      node("p", "schedule-prompt", a.scopes.filter((s) => s !== "offline_access").join(", ")),
-      node("p", "schedule-next", `${w.until} ${until}`),
+      node("p", "account-scopes", a.scopes.filter((s) => s !== "offline_access").join(", ")),
+      node("p", "label", `${w.until} ${until}`),
     );
     box.append(card);
   }
