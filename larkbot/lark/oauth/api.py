@@ -28,10 +28,19 @@ OnMissing = Callable[[str, list[str]], Awaitable[None]]  # (open_id, scopes)
 OnAppScope = Callable[[list[str], str], Awaitable[None]]  # (scopes, Lark's message)
 
 
+def _param(value: Any) -> str:
+    """A query value as Lark reads it: true/false, a comma list (`ranges=a,b`), text."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list | tuple):
+        return ",".join(_param(v) for v in value)
+    return str(value)
+
+
 def _params(params: Mapping[str, Any] | None) -> dict[str, str] | None:
     if params is None:
         return None
-    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in params.items()}
+    return {k: _param(v) for k, v in params.items() if v is not None}
 
 
 class LarkWorkspaceApi:
