@@ -34,6 +34,7 @@ from larkbot.lark.ingress import Ingress
 from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
+from larkbot.lark.oauth.wiring import build_oauth
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
 from larkbot.lark.render import reply_uuid, text_content
@@ -193,13 +194,18 @@ class App:
             approvals = consent = LarkApprovals(client, store, owners.check, timeout)
         agent = core.agent(consent, "lark", audit=audit, yield_to=self.ingress.calm)
         dispatcher = None
+        auth = await build_oauth(core, client, owners.check, stack)  # /auth, workspace service
         if client is not None:
             dispatcher = Dispatcher(
                 agent=agent,
                 journal=journal,
                 owners=owners,
                 commands=Commands(
-                    owners, agent.reset, self._status_with(core, ledger), core.memory
+                    owners,
+                    agent.reset,
+                    self._status_with(core, ledger),
+                    memory=core.memory,
+                    auth=auth,
                 ),
                 view_factory=make_view_factory(
                     client, s.lark, planner(ledger, self._budget) if ledger else None

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "web-token": "larkbot.web.token_cli:run_web_token",
     "setup": "larkbot.setup.cli:run_setup",
     "skills": "larkbot.skills_cli:run_skills",
+    "auth": "larkbot.lark.oauth.cli:run_auth",
 }
 
 
@@ -60,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     skills = add("skills", "list, add or remove skills (folders with a SKILL.md, read on demand)")
     skills.add_argument("action", choices=["list", "add", "remove"])
     skills.add_argument("target", nargs="?", metavar="PATH|NAME")
+    auth = add("auth", "list or revoke people's Lark authorizations (never shows tokens)")
+    auth.add_argument("action", choices=["list", "revoke"])
+    auth.add_argument("open_id", nargs="?", metavar="OPEN_ID")
     return parser
 
 

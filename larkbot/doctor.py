@@ -138,6 +138,7 @@ CHECKS: list[Check | str] = [
     "larkbot.lark.doctor_check:check_lark",
     "larkbot.setup.doctor:check_scopes",
     "larkbot.lark.doctor_check:check_lark_budget",
+    "larkbot.lark.oauth.doctor:check_oauth",
     "larkbot.scheduler.doctor:check_scheduler",
     "tools.browser.doctor:check_browser",
     "larkbot.desktop:check_desktop",

@@ -1,4 +1,5 @@
-"""Chat commands answered without the model: /new, /stop, /whoami, /help, /claim <code>, /status.
+"""Chat commands answered without the model: /new, /stop, /whoami, /help, /claim <code>, /status,
+/auth (the sender's own Lark authorization, larkbot/lark/oauth/command.py).
 
 Also /memory and /forget ID|all (`larkbot/memory/commands.py`).
 Chinese aliases: /新对话 (/new), /停止 (/stop), /帮助 (/help), /记忆, /忘记; help answers in
@@ -25,7 +26,8 @@ Commands:
 /whoami: show your open_id and whether you own this bot
 /help: this message
 /claim <code>: become the owner with the pairing code from the server log (DM only, once)
-/status: the model, its fallbacks, token usage and the month's Lark API calls (owners only)"""
+/status: the model, its fallbacks, token usage and the month's Lark API calls (owners only)
+/auth: let me use your Lark docs, sheets, Bases and tasks as you (/auth status, /auth revoke)"""
 
 HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 我能看图片、读文件（PDF、Word、Excel、PowerPoint、文本），也能理解引用和合并转发的消息。
@@ -36,10 +38,11 @@ HELP_ZH = """我是 AI 助手。私聊直接提问，群聊里请 @ 我。
 /whoami：查看你的 open_id，以及你是否是机器人的主人
 /帮助（/help）：显示本说明
 /claim <配对码>：用服务日志中的配对码成为主人（仅限私聊，一次）
-/状态（/status）：模型、备用模型、token 用量和本月飞书 API 调用量（仅限主人）"""
+/状态（/status）：模型、备用模型、token 用量和本月飞书 API 调用量（仅限主人）
+/授权（/auth）：允许我以你的身份使用你的飞书文档、表格、多维表格和任务（/取消授权 撤销）"""
 
 COMMANDS = frozenset(
-    {"/new", "/stop", "/whoami", "/help", "/claim", "/status", "/memory", "/forget"}
+    {"/new", "/stop", "/whoami", "/help", "/claim", "/status", "/memory", "/forget", "/auth"}
 )
 ALIASES = {
     "/新对话": "/new",
@@ -48,7 +51,9 @@ ALIASES = {
     "/状态": "/status",
     "/记忆": "/memory",
     "/忘记": "/forget",
+    "/授权": "/auth",
 }
+REVOKE_ALIAS = "/取消授权"  # /auth revoke
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -58,12 +63,15 @@ def parse_command(text: str) -> tuple[str, str] | None:
     """
     head, _, rest = text.strip().replace("／", "/", 1).partition(" ")
     name = head.lower()
+    if name == REVOKE_ALIAS:
+        return "/auth", "revoke"
     if name in ALIASES:
         return ALIASES[name], rest.strip() or "zh"
     return (name, rest.strip()) if name in COMMANDS else None
 
 
 Status = Callable[[str], Awaitable[str]]  # session_id -> the /status reply
+Auth = Callable[[str, InboundMessage], Awaitable[str]]  # (arg, message) -> the /auth reply
 
 UNSIGNED_REFUSAL = (
     "This bot has no encrypt key, so it cannot verify that messages really come from Lark; "
@@ -80,11 +88,13 @@ class Commands:
         reset: Callable[[str], Awaitable[None]],
         status: Status | None = None,
         memory: MemoryService | None = None,
+        auth: Auth | None = None,
     ) -> None:
         self.owners = owners
         self.memory = memory
         self.reset = reset  # Agent.reset: history, consent grants, activated tools
         self.status = status  # model_status.status_text for a session
+        self.auth = auth  # AuthCommand.run: the sender's own Lark authorization
 
     async def run(self, name: str, arg: str, msg: InboundMessage, session_id: str) -> str:
         """Execute `name` for the sender of `msg` in `session_id`."""
@@ -118,4 +128,8 @@ class Commands:
                 "lark", session_id, msg.sender_open_id, owner, msg.chat_id, msg.chat_type
             )
             return await memory_command(self.memory, name, arg, ctx)
+        if name == "/auth":
+            if self.auth is None:
+                return "Lark authorization is not available here."
+            return await self.auth(arg, msg)
         return HELP_ZH if arg == "zh" else HELP

@@ -25,6 +25,7 @@ class LarkAPIError(LarkBotError):
         self.log_id = log_id
         self.http_status = http_status
         self.unanswered = False  # the call went out but no answer came (e.g. a read timeout)
+        self.scopes: tuple[str, ...] = ()  # scopes a permission error names as missing
 
 
 class CredentialsRefused(LarkAPIError):

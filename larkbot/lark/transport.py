@@ -196,8 +196,12 @@ class LarkTransport:
         files: dict[str, tuple[str, bytes, str]] | None = None,
         chat: str | None = None,
         idempotent: bool = False,
+        bearer: str = "",
     ) -> dict[str, Any]:
         """An authenticated call; returns the decoded body (code 0) or raises LarkAPIError.
+
+        `bearer`: a person's user access token (`u-…`) sent instead of the tenant token; Lark
+        refusing it is the caller's to handle (no tenant token is ever swapped in).
 
         `data` + `files` send a multipart form (uploads): `files` maps a field to
         (file name, bytes, content type). `chat` (a message to that chat or user): the call
@@ -207,6 +211,7 @@ class LarkTransport:
         """
         kwargs: dict[str, Any] = {"params": params, "json": json, "data": data, "files": files}
         kwargs["idempotent"] = idempotent
+        kwargs["bearer"] = bearer
         if chat is None:
             return await self._call(method, path, **kwargs, auth=True)
         async with self.pacer.lane(chat):
@@ -265,15 +270,16 @@ class LarkTransport:
         auth: bool = False,
         chat: str | None = None,
         idempotent: bool = False,
+        bearer: str = "",
     ) -> dict[str, Any]:
-        retoken = auth  # one forced token refresh per call
+        retoken = auth and not bearer  # one forced token refresh per call
         last: LarkAPIError | None = None
         settle_until = time.monotonic() + self.retry.settle_seconds if idempotent else 0.0
         attempt = 0
         while attempt == 0 or self._again(attempt, last, settle_until):
             attempt += 1
-            token = await self.token() if auth else ""
-            headers = {"Authorization": f"Bearer {token}"} if auth else {}
+            token = bearer or (await self.token() if auth else "")
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
             await self.pacer.attempt(chat or "")
             try:
                 resp = await self._http.request(
@@ -304,6 +310,7 @@ class LarkTransport:
             last = LarkAPIError(
                 code, str(body.get("msg") or resp.reason_phrase), _log_id(resp), resp.status_code
             )
+            last.scopes = _violated_scopes(body)
             if code in INVALID_TOKEN and retoken:
                 retoken = False
                 self.invalidate(token)
@@ -367,6 +374,15 @@ def _decode(resp: httpx.Response) -> dict[str, Any]:
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}
+
+
+def _violated_scopes(body: dict[str, Any]) -> tuple[str, ...]:
+    """The scopes a permission error names (`error.permission_violations[].subject`)."""
+    error = body.get("error")
+    found = error.get("permission_violations") if isinstance(error, dict) else None
+    if not isinstance(found, list):
+        return ()
+    return tuple(str(v["subject"]) for v in found if isinstance(v, dict) and v.get("subject"))
 
 
 def _code(resp: httpx.Response, body: dict[str, Any]) -> int:

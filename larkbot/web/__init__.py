@@ -14,7 +14,7 @@ from pathlib import Path
 from aiohttp import web
 
 from larkbot.http_access import CHECK_KEY, mark
-from larkbot.web import data_api, memory_api
+from larkbot.web import auth_api, data_api, memory_api
 from larkbot.web.handlers import (
     WEB_KEY,
     handle_chat,
@@ -81,6 +81,7 @@ def mount_web(
         ("POST", "/api/setup/start", start_setup),
         ("GET", "/api/setup/status", setup_status),
         ("GET", "/api/memory", memory_api.list_memories),
+        ("GET", "/api/auth", auth_api.list_authorizations),
     ]
     for method, path, handler in routes:
         if method == "GET":  # with HEAD, as add_get does

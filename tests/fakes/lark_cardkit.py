@@ -18,11 +18,18 @@ from typing import Any
 class ApiError(Exception):
     """A call the real platform would refuse: (code, msg) for the JSON body."""
 
-    def __init__(self, code: int, msg: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        code: int,
+        msg: str,
+        headers: dict[str, str] | None = None,
+        error: dict[str, Any] | None = None,  # the body's `error` (e.g. permission_violations)
+    ) -> None:
         super().__init__(msg)
         self.code = code
         self.msg = msg
         self.headers = headers or {}
+        self.error = error
 
 
 @dataclass

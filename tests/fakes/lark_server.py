@@ -32,6 +32,8 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
   call carries: `fake.workspace` (tests/fakes/lark_workspace.py)
 - GET   /open-apis/application/v6/applications/{app_id}, /open-apis/event/v1/connection:
   `app_info`, `self_manage`, `online_connections` (tests/fakes/lark_app.py)
+- GET   /open-apis/authen/v1/user_info, /open-apis/task/v2/tasks  with a user token from
+  `fake.user_tokens` (tests/fakes/lark_user.py; filled by tests/fakes/lark_accounts.py)
 
 Lark's per-chat send limit is enforced on create and reply: more than `chat_limit` (5) messages
 within `chat_window` (1 s) to one chat (a reply's chat is its parent's, else the parent's id)
@@ -81,6 +83,7 @@ from tests.fakes.lark_app import add_app_routes, ready_app_info
 from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
+from tests.fakes.lark_user import add_user_routes
 from tests.fakes.lark_workspace import FakeWorkspace, add_workspace_routes
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}")
@@ -153,6 +156,7 @@ class FakeLark:
     online_connections: int = 0
     # documents, sheets, bases and tasks, per person's user token (tests/fakes/lark_workspace.py)
     workspace: FakeWorkspace = field(default_factory=FakeWorkspace)
+    user_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)  # u-… → person
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -176,6 +180,7 @@ class FakeLark:
         add_media_routes(app, self)
         add_app_routes(app, self)
         add_workspace_routes(app, self)
+        add_user_routes(app, self)  # before the workspace: user_info
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -350,7 +355,9 @@ class FakeLark:
                 await asyncio.sleep(seconds)
             return response
         except ApiError as err:
-            body = {"code": err.code, "msg": err.msg}
+            body: dict[str, Any] = {"code": err.code, "msg": err.msg}
+            if err.error is not None:
+                body["error"] = err.error
             return web.json_response(body, status=400, headers=err.headers)
         finally:
             await self.notify()
@@ -368,5 +375,6 @@ class FakeLark:
     def _check_auth(self, authorization: str) -> None:
         if not authorization.startswith("Bearer ") or not authorization[7:]:
             raise ApiError(99991661, "Missing access token for authorization")
-        if authorization[7:] not in self.valid_tokens:
+        token = authorization[7:]
+        if token not in self.valid_tokens and not token.startswith("u-"):  # user: per route
             raise ApiError(99991663, "Invalid access token for authorization")

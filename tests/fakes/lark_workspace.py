@@ -66,6 +66,8 @@ class FakeWorkspace:
     missing_scopes: dict[str, set[str]] = field(default_factory=dict)
     app_missing_scopes: set[str] = field(default_factory=set)
     valid: set[str] = field(default_factory=set)  # FakeLark's accepted bearers
+    # tokens the fake accounts server issued (token -> person with `open_id` and `scopes`)
+    user_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def authorize(self, open_id: str) -> str:
@@ -94,14 +96,20 @@ class FakeWorkspace:
         bearer = request.headers.get("Authorization", "")[7:]
         resource = request.match_info.route.resource
         route = f"{request.method} {resource.canonical if resource else request.path}"
+        person = self.user_tokens.get(bearer)
         who = self.tokens.get(bearer) or ("tenant" if bearer.startswith("t-") else "")
+        who = str(person["open_id"]) if person is not None else who
         self.calls.append(WsCall(route, bearer, who or "?"))
         if not who:
             raise ApiError(99991663, "Invalid access token for authorization")
+        if person is not None and scope not in person.get("scopes", ()):
+            violation = {"permission_violations": [{"type": "scope", "subject": scope}]}
+            raise ApiError(99991679, f"user has not granted: {scope}", error=violation)
         if scope in self.app_missing_scopes:
             raise ApiError(99991672, f"app scope not enabled: {scope}")
         if scope in self.missing_scopes.get(who, set()):
-            raise ApiError(99991679, f"user has not granted: {scope}")
+            violation = {"permission_violations": [{"type": "scope", "subject": scope}]}
+            raise ApiError(99991679, f"user has not granted: {scope}", error=violation)
         return who
 
 
@@ -220,6 +228,7 @@ def add_workspace_routes(app: web.Application, fake: Any) -> None:
 
     ws: FakeWorkspace = fake.workspace
     ws.valid = fake.valid_tokens
+    ws.user_tokens = fake.user_tokens
 
     def readable(doc_id: str, who: str) -> FakeDoc | web.Response:
         doc = ws.docs.get(doc_id)

@@ -5,6 +5,7 @@ import { setMarkdown } from "./markdown.js";
 import { A2uiProcessor } from "./a2ui.js";
 import { $, api, node, showLogin } from "./dom.js";
 import { loadSchedules } from "./schedules.js";
+import { loadAccounts } from "./accounts.js";
 import { hideExamples, showExamples } from "./examples.js";
 import { consentCard, resolveConsent } from "./consent_card.js";
 import { checkSetup } from "./setup.js";
@@ -356,6 +357,7 @@ function showSchedules() {
   hideMemory();
   document.body.classList.remove("menu-open");
   loadSchedules();
+  loadAccounts();
 }
 
 // -- start ------------------------------------------------------------------------------------
@@ -372,7 +374,7 @@ $("nav-schedules").addEventListener("click", showSchedules);
 $("nav-memory").addEventListener("click", showMemory);
 $("lang").addEventListener("click", () => {
   toggleLanguage();
-  if (!$("schedules-view").hidden) loadSchedules();  // its lines are built with t()
+  if (!$("schedules-view").hidden) { loadSchedules(); loadAccounts(); }  // built with t()
 });
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
