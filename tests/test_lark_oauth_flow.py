@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from cards import validate_lark_card
 from cards.lark_auth import auth_card
+from larkbot.config import Settings
 from larkbot.lark.oauth.scopes import requested
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
@@ -149,8 +149,8 @@ def test_auth_cards_are_valid_lark_cards() -> None:
 
 
 def test_requested_scopes_follow_workspace_settings() -> None:
-    def ws(enabled: bool, members: str) -> SimpleNamespace:
-        return SimpleNamespace(workspace=SimpleNamespace(enabled=enabled, members=members))
+    def ws(enabled: bool, members: str) -> Settings:
+        return Settings.model_validate({"workspace": {"enabled": enabled, "members": members}})
 
     assert "bitable:app" in requested(ws(True, "read"), owner=True)
     member = requested(ws(True, "read"), owner=False)

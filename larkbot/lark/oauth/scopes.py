@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from larkbot.scopes import user_scopes
+
 OFFLINE = "offline_access"  # without it no refresh token comes back
 
-# TODO(integrator): take from the scope manifest
-# scope -> (English, Chinese): what the person lets the bot do with it
+# How a card says each scope (English, Chinese); which scopes are asked for comes from the scope
+# manifest (`larkbot.scopes.user_scopes`, the enabled tools' user scopes)
 READ: dict[str, tuple[str, str]] = {
     "docx:document:readonly": ("read your documents", "查看你的文档"),
     "docs:document.content:read": ("export documents as Markdown", "导出文档内容"),
@@ -42,16 +44,20 @@ def workspace_settings(settings: Any) -> tuple[bool, str]:
     return bool(getattr(section, "enabled", True)), str(getattr(section, "members", "read"))
 
 
+def is_read_scope(scope: str) -> bool:
+    """A scope that only reads (`…:read`, `…:readonly`): a member with `members: read` gets it."""
+    return scope.endswith((":read", ":readonly"))
+
+
 def requested(settings: Any, owner: bool) -> list[str]:
     """What a person's `/auth` asks for: the enabled tools' scopes they may use, and refresh."""
     enabled, members = workspace_settings(settings)
-    scopes = [OFFLINE]
     if not enabled or (not owner and members == "off"):
-        return scopes
-    scopes += list(READ)
-    if owner or members == "write":
-        scopes += list(WRITE)
-    return scopes
+        return [OFFLINE]
+    wanted = [s for s in user_scopes(settings) if s != OFFLINE]
+    if not (owner or members == "write"):
+        wanted = [s for s in wanted if is_read_scope(s)]
+    return [OFFLINE, *wanted]
 
 
 def in_words(scopes: list[str], lang: str) -> str:
