@@ -29,8 +29,8 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,postgres]'
 	touch $(STAMP) $@
 
-# Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
-# cross-replica journal and leader lock, PostgreSQL for the replica stores, Chromium (with CJK
+# Tests run the real binaries: fd (Debian's fd-find) for fd_find, bwrap (bubblewrap) for the
+# shell's sandbox, redis-server for the cross-replica journal and leader lock, PostgreSQL for the replica stores, Chromium (with CJK
 # fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use (xwd, from
 # x11-apps, is its benchmark's screenshot baseline); rg comes
 # from PyPI's ripgrep wheel. Missing ones are installed with apt when root, else named here.
@@ -38,6 +38,7 @@ $(SYS_STAMP): | $(BIN)/python
 	@missing=""; \
 	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-noto-cjk"; \
 	for t in Xvfb:xvfb xdotool:xdotool xclip:xclip xwd:x11-apps; do \

@@ -4,7 +4,8 @@ A shell `cat /proc/$PPID/environ`, a config file read, an MCP server echoing its
 path a secret takes into a tool result or a tool call's arguments, its value is replaced by
 `[redacted: <what>]` before the model or storage sees it. The values are the running
 settings' (app secret, LLM key, encrypt key, verification token, web token, search and
-embeddings keys, database and Redis passwords), so a rotated key is covered at once.
+embeddings keys, database and Redis passwords), so a rotated key is covered at once, and
+those stored under `$LARKBOT_HOME/.secrets/` (policy/secret_files.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from larkbot.config import Settings
+from larkbot.policy.secret_files import Signature, signature, stored_values
 
 MIN_SECRET_CHARS = 8  # shorter values ("secret", "admin") would redact ordinary words
 
@@ -44,37 +46,54 @@ def bot_secrets(settings: Settings) -> dict[str, str]:
 
 
 class SecretScrubber:
-    """Replaces the bot's secret values in text and in (nested) tool arguments."""
+    """Replaces the bot's secret values in text and in (nested) tool arguments.
+
+    The values are the settings' and those stored under `$LARKBOT_HOME/.secrets/` (a command
+    that reads a copy of one there prints it like any other output).
+    """
 
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self._settings = settings
-        self._cached: tuple[Settings | None, list[tuple[str, str]]] = (None, [])
+        self._cached: tuple[Settings | None, Signature, list[tuple[str, str]]] = (None, (), [])
 
-    def _pairs(self) -> list[tuple[str, str]]:
+    def _pairs(self, stored: bool = True) -> list[tuple[str, str]]:
         settings = self._settings()
-        if self._cached[0] is not settings:  # computed once per (hot-reloaded) settings
+        files = signature(settings.secrets_dir)
+        cached, cached_files, _ = self._cached
+        if cached is not settings or cached_files != files:  # per settings and .secrets/ change
+            found = stored_values(settings.secrets_dir, MIN_SECRET_CHARS)
+            found.update({v: n for n, v in bot_secrets(settings).items()})
             # longest first: a key that contains another is replaced whole
-            found = bot_secrets(settings)
-            pairs = sorted(((v, n) for n, v in found.items()), key=lambda p: -len(p[0]))
-            self._cached = (settings, pairs)
-        return self._cached[1]
+            pairs = sorted(found.items(), key=lambda p: -len(p[0]))
+            self._cached = (settings, files, pairs)
+        pairs = self._cached[2]
+        return pairs if stored else [p for p in pairs if not p[1].startswith(".secrets/")]
 
-    def text(self, value: str) -> str:
-        """`value` with every secret replaced by a marker naming it."""
-        for secret, name in self._pairs():
-            if secret in value:
-                value = value.replace(secret, f"[redacted: {name}]")
-        return value
+    def text(self, value: str, stored: bool = True) -> str:
+        """`value` with every secret replaced by a marker naming it; `stored=False` keeps the
+        values of `.secrets/` (get_secret's answer, which the owner approved, is one)."""
+        return _replace(value, self._pairs(stored))
 
     def arguments(self, value: Any) -> Any:
         """A copy of JSON-like `value` with every string scrubbed."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {k: self.arguments(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.arguments(v) for v in value]
-        return value
+        return _replace_all(value, self._pairs())
+
+
+def _replace(value: str, pairs: list[tuple[str, str]]) -> str:
+    for secret, name in pairs:
+        if secret in value:
+            value = value.replace(secret, f"[redacted: {name}]")
+    return value
+
+
+def _replace_all(value: Any, pairs: list[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        return _replace(value, pairs)
+    if isinstance(value, dict):
+        return {k: _replace_all(v, pairs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_all(v, pairs) for v in value]
+    return value
 
 
 PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3

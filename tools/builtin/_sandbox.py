@@ -1,0 +1,181 @@
+"""The shell's sandbox: bubblewrap, a PID namespace of its own, the bot's own files not there.
+
+Every shell call runs under `bwrap` with the whole filesystem bound as it is (writes land where
+they did), a fresh /proc in its own PID namespace (no other process's environment or memory is
+visible), and in `$LARKBOT_HOME` none of the bot's secrets (`.secrets/`), config file or SQLite
+database (with its -wal, -shm and -journal files): the top of each directory holding one is an
+empty read-only tmpfs with every other entry bound back, so a journal created later is hidden
+too. A config file or database outside `$LARKBOT_HOME` is masked by name (`/dev/null` over it).
+
+`tools.shell.sandbox`: `auto` (default) uses bwrap when it can create namespaces here and runs
+commands without it otherwise (doctor says so), `bwrap` refuses to run commands without it,
+`off` never uses it. Without the sandbox only the command classifier guards these files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from larkbot.checks import CheckResult
+from larkbot.config import Settings
+
+MAX_BOUND_BACK = 400  # entries of one directory bound back; past it, hidden ones are masked
+PROBE_SECONDS = 10.0
+INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap)"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Whether shell commands can run sandboxed here, with the binary or the reason why not."""
+
+    available: bool
+    binary: str = ""
+    why_not: str = ""
+
+
+_probed: dict[str, Isolation] = {}
+
+
+def probe() -> Isolation:
+    """Run `bwrap … true` once per binary (cached): True when it can make the namespaces here."""
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return Isolation(False, why_not=f"bwrap is not installed ({INSTALL_HINT})")
+    if binary not in _probed:
+        argv = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            _probed[binary] = Isolation(False, binary, f"bwrap did not run: {err}")
+        else:
+            first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[0]
+            why = f"bwrap cannot create namespaces here ({first or f'exit {done.returncode}'})"
+            _probed[binary] = (
+                Isolation(True, binary)
+                if done.returncode == 0
+                else Isolation(False, binary, why + "; user namespaces may be off")
+            )
+    return _probed[binary]
+
+
+def describe(settings: Settings) -> tuple[bool, str]:
+    """(sandboxed, one line saying which isolation shell commands get) — doctor and the README."""
+    mode = settings.tools.shell.sandbox
+    if mode == "off":
+        return False, "off (tools.shell.sandbox: off): only the command classifier guards"
+    found = probe()
+    if found.available:
+        return True, (
+            f"bwrap sandbox ({found.binary}): own PID namespace; $LARKBOT_HOME's secrets, "
+            "database and config file hidden"
+        )
+    if mode == "bwrap":
+        return False, f"tools.shell.sandbox is bwrap but {found.why_not}: commands are refused"
+    return False, f"none, {found.why_not}: only the command classifier guards"
+
+
+async def check_sandbox(settings: Settings, http: object) -> CheckResult:
+    """`larkbot doctor`'s line: which isolation shell commands get (a warning when none)."""
+    sandboxed, line = await asyncio.to_thread(describe, settings)
+    if sandboxed or settings.tools.shell.sandbox == "off":
+        return CheckResult("shell_sandbox", True, line)
+    if settings.tools.shell.sandbox == "bwrap":
+        fix = f"{INSTALL_HINT} and allow user namespaces, or set tools.shell.sandbox: auto"
+        return CheckResult("shell_sandbox", False, line, fix)
+    # auto without bwrap (a container without user namespaces): a warning, not a failure
+    fix = f"{INSTALL_HINT} where user namespaces are allowed, or set tools.shell.sandbox: off"
+    return CheckResult("shell_sandbox", True, f"WARNING: {line} (fix: {fix})")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file `storage.url` names, when it is SQLite."""
+    if not url.startswith("sqlite") or ":///" not in url:
+        return None
+    path = url.split(":///", 1)[1].split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+def hidden_paths(settings: Settings) -> list[Path]:
+    """The bot's own files a command must not see: secrets, config file, SQLite database."""
+    named = [settings.secrets_dir, settings.home / "config.yaml"]  # the default, even unread
+    for config in (settings.source, os.environ.get("LARKBOT_CONFIG")):
+        if config:
+            named.append(Path(config))
+    db = sqlite_file(settings.storage.url)
+    if db is not None:
+        named.append(db)
+    out: list[Path] = []
+    for path in named:
+        plain = Path(os.path.abspath(path.expanduser()))
+        real = Path(os.path.realpath(plain))
+        out += [plain] if real == plain else [plain, real]  # a symlinked .secrets: both
+    return out
+
+
+def bwrap_argv(binary: str, settings: Settings) -> list[str]:
+    """`bwrap` and its options, up to the `--` before the command."""
+    base = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc"]
+    return [*base, *_hide(settings), "--"]
+
+
+def _hide(settings: Settings) -> list[str]:
+    home = Path(os.path.realpath(settings.home.expanduser()))
+    inside: dict[Path, set[str]] = {}
+    args: list[str] = []
+    for path in hidden_paths(settings):
+        parent = Path(os.path.realpath(path.parent))
+        if parent == home or home in parent.parents:
+            inside.setdefault(parent, set()).add(path.name)
+        else:
+            args += _mask_named(parent, {path.name})
+    for directory in sorted(inside, key=lambda d: len(d.parts)):
+        args += _hide_in(directory, inside[directory])
+    return args
+
+
+def _entries(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        return sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _hidden(name: str, names: set[str]) -> bool:
+    # by prefix: larkbot.db also hides larkbot.db-wal, -shm, -journal and a .bak copy
+    return any(name.startswith(n) for n in names)
+
+
+def _hide_in(directory: Path, names: set[str]) -> list[str]:
+    """An empty read-only tmpfs over `directory`, every entry but the hidden ones bound back."""
+    if not directory.is_dir():
+        return []
+    entries = _entries(directory)  # hidden even when absent now: a journal may appear later
+    if len(entries) > MAX_BOUND_BACK:
+        return _mask_named(directory, names)
+    args = ["--tmpfs", str(directory)]
+    for entry in entries:
+        if _hidden(entry.name, names):
+            continue
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry.path), entry.path]
+        else:
+            args += ["--bind-try", entry.path, entry.path]
+    return [*args, "--remount-ro", str(directory)]
+
+
+def _mask_named(directory: Path, names: set[str]) -> list[str]:
+    """Mask each existing entry of `directory` whose name starts with one of `names`."""
+    args: list[str] = []
+    for entry in _entries(directory):
+        if not _hidden(entry.name, names):
+            continue
+        if entry.is_dir():
+            args += ["--tmpfs", entry.path, "--remount-ro", entry.path]
+        else:
+            args += ["--ro-bind", "/dev/null", entry.path]
+    return args
