@@ -31,6 +31,7 @@ def _in_a_project(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     From a checkout under /tmp, `../other-project` is a temp path and rightly allowed, so the
     rows that write next to the project would not test what they say.
     """
+    monkeypatch.delenv("LARKBOT_HOME", raising=False)  # rows name the default ~/.larkbot
     temp = (Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir()).resolve())
     if not any(REPO.is_relative_to(root) for root in temp):
         monkeypatch.chdir(REPO)

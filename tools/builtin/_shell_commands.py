@@ -125,6 +125,11 @@ def _copy(base: str, args: list[str], ctx: Ctx) -> str | None:
     f = flags(args)
     if base == "rsync" and any(x.startswith("--del") for x in f.longs):
         return ctx.why("rsync --delete removes files at the destination")
+    if base == "rsync" and "--remove-source-files" in f.longs:
+        sources = [p for p in f.operands[:-1] if ":" not in p or p.startswith("/")]
+        reason = next((r for r in (ctx.write(p) for p in sources) if r), None)
+        if reason:
+            return reason
     if base == "rsync":
         reason = _rsync_shell(args, ctx)
         if reason:
@@ -203,21 +208,6 @@ def _url_name(url: str) -> str:
     """The file name wget/curl -O save a URL under."""
     path = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     return path.rsplit("/", 1)[-1] if "/" in path else "index.html"
-
-
-@rule("tar", "bsdtar")
-def _tar(base: str, args: list[str], ctx: Ctx) -> str | None:
-    runs = ("--to-command", "--checkpoint-action", "--use-compress-program", "--info-script")
-    if any(a.startswith(runs) or a == "-I" for a in args):
-        return ctx.why("tar option that runs a command")
-    for i, a in enumerate(args[:-1]):
-        if a in ("-C", "--directory") and is_sensitive(args[i + 1]):
-            return ctx.why("extracts or writes into a system path")
-        if a in ("-C", "--directory"):
-            reason = ctx.write(args[i + 1].rstrip("/") + "/x")
-            if reason:
-                return reason
-    return None
 
 
 _SQL = re.compile(

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from tools.builtin._protected import (
+    glob_secret_reason,
     home,
     home_relative,
     protected_write_reason,
@@ -179,7 +180,7 @@ def read_reason(word: str, cwd: str | None) -> str | None:
             return "reads another process's environment or memory"
         where = absolute(candidate, cwd)
         if where is not None:
-            reason = secret_reason(where)
+            reason = secret_reason(where) or glob_secret_reason(where)
             if reason:
                 return reason
     return None
