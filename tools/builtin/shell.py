@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
+from larkbot.logs import get_logger
 from tools.base import BaseTool, ToolResult
 from tools.builtin._process import (
     DRAIN_AFTER_EXIT,
@@ -37,6 +38,9 @@ except ImportError:  # no tree-sitter: fail closed, every command is asked every
         """Without the parser nothing can be judged safe."""
         return "the shell classifier is unavailable (tree-sitter missing)"
 
+
+log = get_logger(__name__)
+_warned: set[str] = set()
 
 # Syntax bash and dash read differently: under dash `x &>f rm -rf /` backgrounds `x`, then runs
 # rm, and `((rm -rf /))` is two subshells, while bash's grammar (the classifier's) sees neither.
@@ -135,6 +139,9 @@ class ShellTool(BaseTool):
         if not found.available:
             if mode == "bwrap":
                 return f"tools.shell.sandbox is bwrap but {found.why_not}; nothing was run"
+            if found.why_not not in _warned:  # once: doctor's line says it for good
+                _warned.add(found.why_not)
+                log.warning("shell_unsandboxed", reason=found.why_not)
             return []
         return await asyncio.to_thread(bwrap_argv, found.binary, settings)
 
