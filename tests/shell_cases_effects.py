@@ -68,6 +68,11 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "setfacl -R -m u:nobody:rwx ~/Documents",
         "rsync --remove-source-files ~/Documents/ /tmp/b/",
         "rsync -a --remove-source-files ../other-project/ /tmp/b/",
+        'sqlite3 /srv/app.db "update users set admin=1"',
+        'echo "delete from users" | sqlite3 /srv/app.db',
+        "7z a ~/notes.txt src",
+        "7z x a.7z -o/srv/www",
+        "make install",
     ],
     "package installs and persistence": [
         "pip install requests",
@@ -112,6 +117,8 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "printf -v BASH_ENV %s /tmp/e; bash run.sh",
         "printf -vLD_PRELOAD %s x",
         "getopts ab LD_PRELOAD",
+        "mapfile LD_PRELOAD < f",
+        "declare -i x=a\\[\\$\\(id\\)\\]",
     ],
 }
 
@@ -167,6 +174,11 @@ EVERYDAY_EFFECTS: list[str] = [
     'for f in *.py; do wc -l "$f"; done',
     "grep foo ~/notes.txt",
     "sqlite3 app.db .tables",
+    'sqlite3 app.db "update users set name = 1"',
+    "sqlite3 /srv/app.db 'select count(*) from users'",
+    "7z x a.7z -obuild",
+    "7z l a.7z",
+    "mapfile -t lines < notes.txt",
     "du -sh ~",
     "ls -R src | head",
 ]

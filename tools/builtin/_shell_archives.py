@@ -91,3 +91,15 @@ def _tar(base: str, args: list[str], ctx: Ctx) -> str | None:
     if "--remove-files" in call.longs:
         return next((r for r in (ctx.write(o) for o in call.operands) if r), None)
     return None
+
+
+@rule("7z", "7za", "7zr")
+def _seven_zip(base: str, args: list[str], ctx: Ctx) -> str | None:
+    """`7z a|u|d archive …` writes the archive; `x|e -oDIR` extracts into DIR."""
+    ops = [a for a in args if not a.startswith("-")]
+    verb, archive = [*ops, "", ""][:2]
+    targets = [archive] if verb in ("a", "u", "d", "rn") and archive else []
+    targets += [a[2:].rstrip("/") + "/x" for a in args if a.startswith("-o") and len(a) > 2]
+    if "-sdel" in args:  # deletes the files once packed
+        targets += ops[2:]
+    return next((r for r in (ctx.write(t) for t in targets) if r), None)

@@ -8,10 +8,9 @@ later write checks are judged against.
 from __future__ import annotations
 
 import posixpath
-import re
 
 from tools.builtin._shell_paths import DYN, PSUB, absolute
-from tools.builtin._shell_rules import Ctx, carries_code, flags, rule, run_script
+from tools.builtin._shell_rules import SUBSCRIPT_CODE, Ctx, carries_code, flags, rule, run_script
 
 
 @rule("trap")
@@ -71,10 +70,8 @@ _COMMON = frozenset(
 def _mapfile(base: str, args: list[str], ctx: Ctx) -> str | None:
     if any(a.startswith("-") and "C" in a for a in args):
         return ctx.why(f"{base} -C runs a callback with the data it reads")
-    for a in args:
-        if not a.startswith("-"):
-            ctx.state.values[a] = DYN
-    return None
+    names = [a for a in args if not a.startswith("-") and a.isidentifier()]
+    return _assigned(names[-1:], ctx)  # the array's name comes last
 
 
 @rule("complete", "compgen")
@@ -156,12 +153,9 @@ def _getopts(base: str, args: list[str], ctx: Ctx) -> str | None:
 def _let(base: str, args: list[str], ctx: Ctx) -> str | None:
     # each word is arithmetic, and bash runs `$(…)` found in a subscript (`a[$(id)]`), even
     # when the `$` or the brackets were escaped on the command line (`let a\[\$\(id\)\]=1`)
-    if any(_SUBSCRIPT_CODE.search(a) for a in [*args, "".join(args)]):  # the grammar may split
+    if any(SUBSCRIPT_CODE.search(a) for a in [*args, "".join(args)]):  # the grammar may split
         return ctx.why("let evaluates a subscript that runs a command")
     return None
-
-
-_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(\$\(|`|\$\{?[A-Za-z_])")
 
 
 @rule("cd", "pushd", "chdir")

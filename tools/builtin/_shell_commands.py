@@ -224,7 +224,17 @@ def _sql(base: str, args: list[str], ctx: Ctx) -> str | None:
         return ctx.why("destructive database statement")
     if _SQL_RUNS.search(text):
         return ctx.why("a database client command that runs programs or writes files")
+    piped = ctx.stdin[1] if ctx.stdin else ""
+    files = flags(args).operands[:1] if base in ("sqlite3", "duckdb") else []
+    if files and _SQL_WRITES.search(text + "\n" + piped):  # changes a database file
+        return ctx.write(files[0], record=False)
     return None
+
+
+_SQL_WRITES = re.compile(
+    r"\b(insert|update|replace|delete|alter|create|drop|vacuum|reindex|attach)\b|\.(restore|import)",
+    re.I,
+)
 
 
 # sqlite3 `.shell`/`.system`/`.output`, psql `\!`/`\o |`/`COPY … PROGRAM`, mysql `system`.

@@ -196,6 +196,8 @@ def _make(base: str, args: list[str], ctx: Ctx) -> str | None:
                 return ctx.why("make reads its rules from a stream")
             if written_then_run(path, ctx):
                 return ctx.why("make runs a makefile written earlier in the same command")
+    if {"install", "uninstall"} & set(flags(args).operands):  # usually into /usr/local
+        return ctx.why(f"{base} install writes outside the working directory")
     default = not any(a.startswith(("-f", "--file", "--makefile", "-C")) for a in args)
     if default and any(written_then_run(m, ctx) for m in _MAKEFILES):
         return ctx.why("make runs a makefile written earlier in the same command")

@@ -245,6 +245,10 @@ _ENV_LOADERS = words(
 )
 
 
+# A subscript holding a command substitution or a variable: bash arithmetic expands it (code).
+SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(\$\(|`|\$\{?[A-Za-z_])")
+
+
 def carries_code(name: str) -> bool:
     """True for a variable whose value some program runs or loads as code (or PATH)."""
     return name in _ENV_LOADERS or name in _ENV_COMMANDS or name == "PATH"
@@ -256,6 +260,8 @@ def check_assignment(name: str, value: str, ctx: Ctx) -> str | None:
     named = read_reason(value, ctx.state.cwd)  # `f=~/.larkbot/.secrets/x; cat $f`
     if named:
         return ctx.why(f"a variable set to a protected path ({named})")
+    if SUBSCRIPT_CODE.search(value):  # `declare -i x=a\[\$\(id\)\]` runs it at once
+        return ctx.why("a value bash arithmetic would execute (a[$(…)])")
     if name in _ENV_LOADERS:
         return ctx.why(f"sets {name}, which makes programs load or run code")
     if name == "PATH":
