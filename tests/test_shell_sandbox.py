@@ -57,7 +57,7 @@ async def _doctor_line(runtime: ToolRuntime) -> CheckResult:
 
 
 @pytest.fixture
-async def rt(bot_files: Path) -> AsyncIterator[ToolRuntime]:
+async def rt(home: Path) -> AsyncIterator[ToolRuntime]:
     async with tool_runtime({}) as runtime:
         yield runtime
 
@@ -68,29 +68,48 @@ async def test_the_bots_own_files_are_not_there(bot_files: Path, rt: ToolRuntime
     command = (
         f"cat {home}/.secrets/app_secret {home}/config.yaml {home}/larkbot.db-wal; "
         f"sqlite3 {home}/larkbot.db .dump; cat {home}/* {home}/.[a-z]*/*; "
-        f"cat {home}/knowledge/note.md"
+        f"cat {home}/knowledge/note.md; ls -A {home}/.secrets"
     )
     out = (await tool.run(command=command)).content
     assert SECRET not in out and "sk-config-file" not in out and DB_PAGE not in out
-    assert "No such file or directory" in out
-    assert "visible-note" in out  # the rest of LARKBOT_HOME is as it was
-    listed = (await tool.run(command=f"ls -a {home}")).content.splitlines()
-    assert listed == [".", "..", "knowledge", "[exit code 0]"]
+    assert "No such file or directory" in out  # .secrets/ is empty
+    assert "Permission denied" in out  # the config and database files are /dev/null, unopenable
+    assert out.endswith("visible-note\n[exit code 0]")  # the rest of LARKBOT_HOME is as it was
 
 
 @needs_bwrap
 async def test_writes_land_where_they_did(bot_files: Path, rt: ToolRuntime, tmp_path: Path) -> None:
+    """The working directory, /tmp and LARKBOT_HOME are written as before; the hidden files can
+    be neither replaced nor removed from inside."""
     home, out_file = bot_files, tmp_path / "work" / "out.txt"
     out_file.parent.mkdir()
     command = (
         f"echo kept > {out_file}; echo note > {home}/knowledge/new.md; "
-        f"echo lost > {home}/top-level.txt"
+        f"echo top > {home}/top-level.txt; rm -rf {home}/knowledge/new.md; "
+        f"rm -rf {home}/.secrets {home}/config.yaml {home}/larkbot.db*; "
+        f"echo x > {home}/.secrets/planted"
     )
     out = (await ShellTool(rt).run(command=command)).content
     assert out_file.read_text() == "kept\n"
-    assert (home / "knowledge" / "new.md").read_text() == "note\n"
-    assert "Read-only file system" in out and not (home / "top-level.txt").exists()
+    assert (home / "top-level.txt").read_text() == "top\n"
+    assert not (home / "knowledge" / "new.md").exists()
+    assert "Device or resource busy" in out and "Read-only file system" in out
     assert (home / ".secrets" / "app_secret").read_text() == SECRET + "\n"  # untouched
+    assert (home / "config.yaml").read_text() == CONFIG
+    assert (home / "larkbot.db-wal").read_text() == DB_PAGE
+    assert not (home / ".secrets" / "planted").exists()
+
+
+@needs_bwrap
+async def test_a_secrets_folder_made_later_is_hidden_too(home: Path, rt: ToolRuntime) -> None:
+    """With no .secrets/ yet, the first call makes it (empty, private), so it is masked."""
+    assert not (home / ".secrets").exists()
+    tool = ShellTool(rt)
+    await tool.run(command="true")
+    assert (home / ".secrets").stat().st_mode & 0o777 == 0o700
+    (home / ".secrets" / "late").write_text(SECRET)
+    out = (await tool.run(command=f"cat {home}/.secrets/late")).content
+    assert SECRET not in out and "No such file or directory" in out
 
 
 @pytest.fixture

@@ -2,10 +2,9 @@
 
 Every shell call runs under `bwrap` with the whole filesystem bound as it is (writes land where
 they did), a fresh /proc in its own PID namespace (no other process's environment or memory is
-visible), and in `$LARKBOT_HOME` none of the bot's secrets (`.secrets/`), config file or SQLite
-database (with its -wal, -shm and -journal files): the top of each directory holding one is an
-empty read-only tmpfs with every other entry bound back, so a journal created later is hidden
-too. A config file or database outside `$LARKBOT_HOME` is masked by name (`/dev/null` over it).
+visible), and none of the bot's secrets (`$LARKBOT_HOME/.secrets/`, an empty read-only tmpfs
+there), config file or SQLite database with its -wal, -shm and -journal files (`/dev/null` over
+each): masked by name, wherever they are (a symlink's target too).
 
 `tools.shell.sandbox`: `auto` (default) uses bwrap when it can create namespaces here and runs
 commands without it otherwise (doctor says so), `bwrap` refuses to run commands without it,
@@ -15,6 +14,7 @@ commands without it otherwise (doctor says so), `bwrap` refuses to run commands 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
@@ -24,7 +24,6 @@ from pathlib import Path
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
 
-MAX_BOUND_BACK = 400  # entries of one directory bound back; past it, hidden ones are masked
 PROBE_SECONDS = 10.0
 INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap)"
 
@@ -124,55 +123,28 @@ def bwrap_argv(binary: str, settings: Settings) -> list[str]:
 
 
 def _hide(settings: Settings) -> list[str]:
-    home = Path(os.path.realpath(settings.home.expanduser()))
-    inside: dict[Path, set[str]] = {}
+    secrets = Path(os.path.abspath(settings.secrets_dir.expanduser()))
+    if secrets.parent.is_dir() and not secrets.exists():
+        # empty and private: masked from now on, so a secret saved during a call is hidden too
+        with contextlib.suppress(OSError):
+            secrets.mkdir(mode=0o700)
     args: list[str] = []
     for path in hidden_paths(settings):
-        parent = Path(os.path.realpath(path.parent))
-        if parent == home or home in parent.parents:
-            inside.setdefault(parent, set()).add(path.name)
-        else:
-            args += _mask_named(parent, {path.name})
-    for directory in sorted(inside, key=lambda d: len(d.parts)):
-        args += _hide_in(directory, inside[directory])
+        args += _mask_named(Path(os.path.realpath(path.parent)), path.name)
     return args
 
 
-def _entries(directory: Path) -> list[os.DirEntry[str]]:
+def _mask_named(directory: Path, name: str) -> list[str]:
+    """Mask each entry of `directory` whose name starts with `name`: larkbot.db hides its
+    -wal, -shm and -journal files and a .bak copy too; a directory gets an empty read-only
+    tmpfs, a file /dev/null (neither can be removed or replaced from inside)."""
     try:
-        return sorted(os.scandir(directory), key=lambda e: e.name)
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
         return []
-
-
-def _hidden(name: str, names: set[str]) -> bool:
-    # by prefix: larkbot.db also hides larkbot.db-wal, -shm, -journal and a .bak copy
-    return any(name.startswith(n) for n in names)
-
-
-def _hide_in(directory: Path, names: set[str]) -> list[str]:
-    """An empty read-only tmpfs over `directory`, every entry but the hidden ones bound back."""
-    if not directory.is_dir():
-        return []
-    entries = _entries(directory)  # hidden even when absent now: a journal may appear later
-    if len(entries) > MAX_BOUND_BACK:
-        return _mask_named(directory, names)
-    args = ["--tmpfs", str(directory)]
-    for entry in entries:
-        if _hidden(entry.name, names):
-            continue
-        if entry.is_symlink():
-            args += ["--symlink", os.readlink(entry.path), entry.path]
-        else:
-            args += ["--bind-try", entry.path, entry.path]
-    return [*args, "--remount-ro", str(directory)]
-
-
-def _mask_named(directory: Path, names: set[str]) -> list[str]:
-    """Mask each existing entry of `directory` whose name starts with one of `names`."""
     args: list[str] = []
-    for entry in _entries(directory):
-        if not _hidden(entry.name, names):
+    for entry in entries:
+        if not entry.name.startswith(name):
             continue
         if entry.is_dir():
             args += ["--tmpfs", entry.path, "--remount-ro", entry.path]
