@@ -87,7 +87,8 @@ async def test_writes_land_where_they_did(bot_files: Path, rt: ToolRuntime, tmp_
         f"echo kept > {out_file}; echo note > {home}/knowledge/new.md; "
         f"echo top > {home}/top-level.txt; rm -rf {home}/knowledge/new.md; "
         f"rm -rf {home}/.secrets {home}/config.yaml {home}/larkbot.db*; "
-        f"echo x > {home}/.secrets/planted"
+        f"echo x > {home}/.secrets/planted; umount {home}/config.yaml {home}/.secrets; "
+        f"cat {home}/config.yaml {home}/.secrets/app_secret"
     )
     out = (await ShellTool(rt).run(command=command)).content
     assert out_file.read_text() == "kept\n"
@@ -98,6 +99,7 @@ async def test_writes_land_where_they_did(bot_files: Path, rt: ToolRuntime, tmp_
     assert (home / "config.yaml").read_text() == CONFIG
     assert (home / "larkbot.db-wal").read_text() == DB_PAGE
     assert not (home / ".secrets" / "planted").exists()
+    assert "sk-config-file" not in out and SECRET not in out  # the masks stay (no capabilities)
 
 
 @needs_bwrap

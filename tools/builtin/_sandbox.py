@@ -46,7 +46,8 @@ def probe() -> Isolation:
     if binary is None:
         return Isolation(False, why_not=f"bwrap is not installed ({INSTALL_HINT})")
     if binary not in _probed:
-        argv = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "true"]
+        argv = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc"]
+        argv += ["--cap-drop", "ALL", "true"]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, check=False)
         except (OSError, subprocess.TimeoutExpired) as err:
@@ -118,7 +119,9 @@ def hidden_paths(settings: Settings) -> list[Path]:
 
 def bwrap_argv(binary: str, settings: Settings) -> list[str]:
     """`bwrap` and its options, up to the `--` before the command."""
-    base = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc"]
+    # --cap-drop ALL: run as root, the command would keep every capability and could unmount
+    # the masks (or mount the disk); unprivileged, bwrap already gives it none
+    base = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--cap-drop", "ALL"]
     return [*base, *_hide(settings), "--"]
 
 

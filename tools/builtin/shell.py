@@ -185,8 +185,8 @@ class ShellTool(BaseTool):
             procs.close()
             transport.close()
         if wrapper:  # the sandbox's own init (a fork of bwrap, maybe exiting: no name)
-            init = " ".join(argv[argv.index(wrapper[0]) :])[:80].strip()
-            leftovers = [p for p in leftovers if p.name not in (init, "?")]
+            init = " ".join(argv[argv.index(wrapper[0]) :]).strip()[:80].strip()  # as named
+            leftovers = [p for p in leftovers if p.name.strip() not in (init, "?")]
         output = capture.text() or "(no output)"
         output = output if output.endswith("\n") else output + "\n"
         note += _leftover_note(leftovers, timed_out)
