@@ -38,6 +38,8 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "tar -C ~ -cf - . | tar -xf - -C /tmp/h",
         "zip -r /tmp/home.zip ~",
         "cp ~/.larkbot/.secrets/app_secret /tmp/x; cat /tmp/x",
+        "strings /dev/sda | grep -a app_secret",
+        "debugfs -R 'cat /root/.larkbot/.secrets/app_secret' /dev/nvme0n1p2",
     ],
     "data loss without rm": [
         "cp /dev/null ~/thesis.tex",
@@ -179,6 +181,8 @@ EVERYDAY_EFFECTS: list[str] = [
     "7z x a.7z -obuild",
     "7z l a.7z",
     "mapfile -t lines < notes.txt",
+    "lsblk",
+    "ls -la /dev/sda*",
     "du -sh ~",
     "ls -R src | head",
 ]

@@ -178,6 +178,8 @@ def read_reason(word: str, cwd: str | None) -> str | None:
     for candidate in _path_spellings(word):
         if _PROC_SECRET.match(candidate.replace(DYN, "1")):
             return "reads another process's environment or memory"
+        if BLOCK_DEVICE.match(candidate):  # every file is on it, the bot's secrets too
+            return "reads a raw disk device"
         where = absolute(candidate, cwd)
         if where is not None:
             reason = secret_reason(where) or glob_secret_reason(where)
