@@ -43,6 +43,8 @@ def bot_files(home: Path) -> Path:
         (home / name).write_text(DB_PAGE)
     (home / "knowledge").mkdir()
     (home / "knowledge" / "note.md").write_text("visible-note\n")
+    (home / "tools").mkdir()
+    (home / "tools" / "plugin.py").write_text("PLUGIN = 1\n")
     return home
 
 
@@ -88,7 +90,8 @@ async def test_writes_land_where_they_did(bot_files: Path, rt: ToolRuntime, tmp_
         f"echo top > {home}/top-level.txt; rm -rf {home}/knowledge/new.md; "
         f"rm -rf {home}/.secrets {home}/config.yaml {home}/larkbot.db*; "
         f"echo x > {home}/.secrets/planted; umount {home}/config.yaml {home}/.secrets; "
-        f"cat {home}/config.yaml {home}/.secrets/app_secret"
+        f"cat {home}/config.yaml {home}/.secrets/app_secret; "
+        f"echo 'import os' >> {home}/tools/plugin.py"
     )
     out = (await ShellTool(rt).run(command=command)).content
     assert out_file.read_text() == "kept\n"
@@ -100,6 +103,7 @@ async def test_writes_land_where_they_did(bot_files: Path, rt: ToolRuntime, tmp_
     assert (home / "larkbot.db-wal").read_text() == DB_PAGE
     assert not (home / ".secrets" / "planted").exists()
     assert "sk-config-file" not in out and SECRET not in out  # the masks stay (no capabilities)
+    assert (home / "tools" / "plugin.py").read_text() == "PLUGIN = 1\n"  # plugins: read-only
 
 
 @needs_bwrap

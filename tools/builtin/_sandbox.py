@@ -4,7 +4,8 @@ Every shell call runs under `bwrap` with the whole filesystem bound as it is (wr
 they did), a fresh /proc in its own PID namespace (no other process's environment or memory is
 visible), and none of the bot's secrets (`$LARKBOT_HOME/.secrets/`, an empty read-only tmpfs
 there), config file or SQLite database with its -wal, -shm and -journal files (`/dev/null` over
-each): masked by name, wherever they are (a symlink's target too).
+each): masked by name, wherever they are (a symlink's target too). `$LARKBOT_HOME/tools/`, the
+plugins the bot loads into its own process, is read-only.
 
 `tools.shell.sandbox`: `auto` (default) uses bwrap when it can create namespaces here and runs
 commands without it otherwise (doctor says so), `bwrap` refuses to run commands without it,
@@ -134,6 +135,9 @@ def _hide(settings: Settings) -> list[str]:
     args: list[str] = []
     for path in hidden_paths(settings):
         args += _mask_named(Path(os.path.realpath(path.parent)), path.name)
+    plugins = settings.home / "tools"  # code the bot itself loads, with its keys in reach
+    if plugins.is_dir():
+        args += ["--ro-bind", str(plugins), str(plugins)]
     return args
 
 
