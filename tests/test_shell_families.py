@@ -4,7 +4,7 @@ The table (tests/shell_cases.py) groups techniques by family. Before this table,
 classifier missed 218 of its first 333 dangerous rows (0 false alarms on the 145 everyday commands);
 bench/bench_shell.py keeps the misses and false alarms of the classifier and of a naive
 deny-list baseline. Issue #39 added four families judged by effect (tests/shell_cases_effects.py):
-the classifier missed 81 of their 104 rows before, none after, and flags none of 60 more
+the classifier missed 91 of their 114 rows before, none after, and flags none of 67 more
 everyday look-alikes (`npm install`, `npm ci` and `pip install -r` moved to the dangerous rows).
 """
 

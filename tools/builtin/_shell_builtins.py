@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 
 from tools.builtin._shell_paths import DYN, PSUB, absolute
+from tools.builtin._shell_reach import piped_search_reason
 from tools.builtin._shell_rules import SUBSCRIPT_CODE, Ctx, carries_code, flags, rule, run_script
 
 
@@ -131,6 +132,10 @@ def _assigned(names: list[str], ctx: Ctx) -> str | None:
 
 @rule("read")
 def _read(base: str, args: list[str], ctx: Ctx) -> str | None:
+    if ctx.stdin and ctx.stdin[0] == "pipe":  # `find ~ | while read f; do cat "$f"; done`
+        reach = piped_search_reason(ctx.stdin[1], ctx.state.cwd)
+        if reach:
+            return ctx.why(reach)
     names = [a for a in flags(args).operands]
     names += [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("-") and a[-1] == "a"]
     return _assigned(names, ctx)

@@ -272,4 +272,9 @@ def _kubectl(base: str, args: list[str], ctx: Ctx) -> str | None:
 @rule("mount", "umount", "swapoff")
 def _mount(base: str, args: list[str], ctx: Ctx) -> str | None:
     devices = [a for a in args if BLOCK_DEVICE.match(a) or a == "/"]
-    return ctx.why("mounts or unmounts system filesystems") if devices or "-a" in args else None
+    if devices or "-a" in args:
+        return ctx.why("mounts or unmounts system filesystems")
+    binds = {"--bind", "--rbind", "-B", "-R"} & set(args) or any("bind" in a for a in args)
+    if base == "mount" and binds:  # `mount --bind ~ /mnt` shows a directory under another name
+        return ctx.why("bind-mounts a directory elsewhere")
+    return None

@@ -37,6 +37,7 @@ from tools.builtin import (  # noqa: F401 - importing each rule module registers
 )
 from tools.builtin._protected import larkbot_home
 from tools.builtin._shell_paths import DYN, PSUB, is_computed, read_reason, show
+from tools.builtin._shell_reach import piped_search_reason
 from tools.builtin._shell_rules import (
     Ctx,
     ScriptState,
@@ -346,7 +347,9 @@ class _Walker:
     def loop_values(self, node: Node) -> str | None:
         """`for f in ~/.larkbot/.secrets/*`: the loop hands protected paths to its body."""
         for value in node.children_by_field_name("value"):
+            # `for f in $(find ~ -type f)`: a listing from above the bot's home
             why = read_reason(self.word(value), self.state.cwd)
+            why = why or piped_search_reason(self.text(value), self.state.cwd)
             if why:
                 return f"{why}: {show(self.text(value))}"
         return None

@@ -19,8 +19,9 @@ REASON = "reads every file below a directory holding the bot's own secrets ($LAR
 _GREPS = words("grep egrep fgrep zgrep rgrep")
 _SEARCHERS = words("rg ag ack ack-grep")
 _FIND_RUNS = words("-exec -execdir -ok -okdir -fprint -fprint0 -fprintf -fls")
-_PIPED_SEARCH = re.compile(
-    r"""(?:^|[|;&(]\s*)(?:find|fd|fdfind)\s+(?:-\S+\s+)*(['"]?)([^\s'"|;&)]+)\1"""
+# A command that lists paths below a root, at the start of a pipeline stage or a $(…).
+_LISTER = re.compile(
+    r"(?:^|[|;&(`]\s*)(find|fd|fdfind|du|tree|rg|locate|plocate|mlocate)\b([^|;&)`]*)"
 )
 
 
@@ -71,6 +72,9 @@ def _reader(base: str, args: list[str]) -> Reader:
         return recursive, ops if every else ops[:-1]
     if base == "zip":
         return bool({"r", "R"} & shorts) or "--recurse-paths" in longs, ops[1:]
+    if base in ("fd", "fdfind"):  # `fd PATTERN ROOT -x cmd` runs cmd on every file found
+        runs = {"x", "X"} & shorts or {"--exec", "--exec-batch"} & longs
+        return bool(runs), _search_roots(ops, pattern_given)
     if base == "find":
         roots = []
         for a in args:
@@ -89,9 +93,13 @@ def recursive_read_reason(base: str, args: list[str], cwd: str | None) -> str | 
     return None
 
 
-def piped_search_reason(pipe: str, cwd: str | None) -> str | None:
-    """`find ~ | xargs cat`: a search from above the bot's home feeds a command its paths."""
-    for m in _PIPED_SEARCH.finditer(pipe):
-        if holds_bot_home(m.group(2), cwd):
-            return REASON
+def piped_search_reason(text: str, cwd: str | None) -> str | None:
+    """`find ~ | xargs cat`, `cat $(find ~ -name key)`, `locate key | while read f; …`: a
+    listing from above the bot's home hands its paths to a command that reads them."""
+    for m in _LISTER.finditer(text):
+        if m.group(1).endswith("locate"):
+            return REASON  # the whole filesystem's index
+        for word in m.group(2).split():
+            if not word.startswith("-") and holds_bot_home(word.strip("'\""), cwd):
+                return REASON
     return None

@@ -221,6 +221,9 @@ def generic(base: str, args: list[str], ctx: Ctx) -> str | None:
         inner = next((a for a in args if not a.startswith("-") and a != "{}"), "echo")
         if inner not in _READS_NOTHING:
             reach = piped_search_reason(ctx.stdin[1], ctx.state.cwd)
+    printing = base in _READS_NOTHING or base in ("echo", "printf")
+    if reach is None and not printing and any(DYN in a for a in args):
+        reach = piped_search_reason(ctx.text, ctx.state.cwd)  # `cat $(find ~ -name key)`
     return ctx.why(reach) if reach else None
 
 
