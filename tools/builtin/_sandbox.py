@@ -22,6 +22,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
 
@@ -45,7 +47,7 @@ def probe() -> Isolation:
     """Run `bwrap … true` once per binary (cached): True when it can make the namespaces here."""
     binary = shutil.which("bwrap")
     if binary is None:
-        return Isolation(False, why_not=f"bwrap is not installed ({INSTALL_HINT})")
+        return Isolation(False, why_not="bwrap is not installed")
     if binary not in _probed:
         argv = [binary, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc"]
         argv += ["--cap-drop", "ALL", "true"]
@@ -65,7 +67,7 @@ def probe() -> Isolation:
 
 
 def describe(settings: Settings) -> tuple[bool, str]:
-    """(sandboxed, one line saying which isolation shell commands get) — doctor and the README."""
+    """(sandboxed, one line saying which isolation shell commands get), for doctor."""
     mode = settings.tools.shell.sandbox
     if mode == "off":
         return False, "off (tools.shell.sandbox: off): only the command classifier guards"
@@ -80,7 +82,7 @@ def describe(settings: Settings) -> tuple[bool, str]:
     return False, f"none, {found.why_not}: only the command classifier guards"
 
 
-async def check_sandbox(settings: Settings, http: object) -> CheckResult:
+async def check_sandbox(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """`larkbot doctor`'s line: which isolation shell commands get (a warning when none)."""
     sandboxed, line = await asyncio.to_thread(describe, settings)
     if sandboxed or settings.tools.shell.sandbox == "off":
