@@ -114,13 +114,15 @@ def test_values_stored_under_dot_secrets_are_scrubbed(home: Path) -> None:
     (stored / "github").write_text("ghp-stored-token-0042\n")
     (stored / "app.env").write_text("LARK_APP_ID=cli_a1b2c3d4\nLARK_APP_SECRET='lark-sec-0043'\n")
     (stored / "app.json").write_text(json.dumps({"app": {"secret": "json-secret-0044"}}))
-    scrub = SecretScrubber(lambda: parse_settings({}))
+    settings = parse_settings({})
+    scrub = SecretScrubber(lambda: settings)
     text = "t=ghp-stored-token-0042 s=lark-sec-0043 j=json-secret-0044 short=abc"
     cleaned = scrub.text(text)
     assert "0042" not in cleaned and "0043" not in cleaned and "0044" not in cleaned
     assert "[redacted: .secrets/github]" in cleaned and "short=abc" in cleaned
     assert scrub.text(text, stored=False) == text  # get_secret's own answer
-    (stored / "github").write_text("ghp-rotated-token-0045\n")  # a changed file is read again
+    (stored / "new").write_text("ghp-rotated-token-0045\n")
+    (stored / "new").replace(stored / "github")  # rotated (the folder changes: seen at once)
     assert scrub.text("ghp-rotated-token-0045") == "[redacted: .secrets/github]"
 
 

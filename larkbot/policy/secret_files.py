@@ -2,7 +2,8 @@
 
 A file there holds one value (`get_secret`'s layout), or several in lines of `KEY=value`,
 `key: value` or JSON (app credentials saved by `larkbot setup`): the whole text, each line and
-each value count. Read again only when a file in the directory changes.
+each value count. Read again only when a file in the directory changes (the scrubber looks at
+the folder each time, at each file at most every second).
 """
 
 from __future__ import annotations

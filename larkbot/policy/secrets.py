@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ from larkbot.config import Settings
 from larkbot.policy.secret_files import Signature, signature, stored_values
 
 MIN_SECRET_CHARS = 8  # shorter values ("secret", "admin") would redact ordinary words
+RESCAN_SECONDS = 1.0
 
 
 def _password(url: str) -> str:
@@ -55,10 +57,26 @@ class SecretScrubber:
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self._settings = settings
         self._cached: tuple[Settings | None, Signature, list[tuple[str, str]]] = (None, (), [])
+        self._look_again = (0.0, 0)  # when to stat every .secrets/ file again; the dir's mtime
+
+    def _files(self, settings: Settings) -> Signature:
+        """The `.secrets/` signature: every file is stat'ed at most every RESCAN_SECONDS (the
+        scrubber runs on each log line), the folder itself each time (a file added, removed or
+        replaced shows at once)."""
+        try:
+            folder = settings.secrets_dir.stat().st_mtime_ns
+        except OSError:
+            folder = 0
+        now = time.monotonic()
+        due, seen = self._look_again
+        if self._cached[0] is settings and folder == seen and now < due:
+            return self._cached[1]
+        self._look_again = (now + RESCAN_SECONDS, folder)
+        return signature(settings.secrets_dir)
 
     def _pairs(self, stored: bool = True) -> list[tuple[str, str]]:
         settings = self._settings()
-        files = signature(settings.secrets_dir)
+        files = self._files(settings)
         cached, cached_files, _ = self._cached
         if cached is not settings or cached_files != files:  # per settings and .secrets/ change
             found = stored_values(settings.secrets_dir, MIN_SECRET_CHARS)
