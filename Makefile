@@ -34,7 +34,8 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 # fonts) for the browser tools and the web page, Xvfb/xdotool/xclip for computer_use (xwd, from
 # x11-apps, is its benchmark's screenshot baseline); rg comes
 # from PyPI's ripgrep wheel. Missing ones are installed with apt when root, else named here.
-$(SYS_STAMP): | $(BIN)/python
+# Checked again when this Makefile changes (a tool added to the list is then installed).
+$(SYS_STAMP): Makefile | $(BIN)/python
 	@missing=""; \
 	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
