@@ -197,3 +197,28 @@ async def test_doctor_names_the_sandbox(rt: ToolRuntime) -> None:
     assert "tools.builtin._sandbox:check_sandbox" in CHECKS
     line = await _doctor_line(rt)
     assert line.ok and line.detail.startswith("bwrap sandbox") and "PID namespace" in line.detail
+
+
+@needs_bwrap
+async def test_a_database_and_config_elsewhere_are_hidden_too(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """storage.url in a subfolder or outside LARKBOT_HOME, a config named by LARKBOT_CONFIG."""
+    inside, outside = home / "data" / "bot.db", tmp_path / "srv" / "bot.db"
+    config = tmp_path / "etc" / "larkbot.yaml"
+    for path, text in ((inside, DB_PAGE), (outside, DB_PAGE), (config, CONFIG)):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    (outside.parent / "bot.db-wal").write_text(DB_PAGE)
+    (outside.parent / "notes.txt").write_text("visible-note\n")
+    monkeypatch.setenv("LARKBOT_CONFIG", str(config))
+    for db in (inside, outside):
+        command = f"cat {db} {db}-wal {config} {outside.parent}/notes.txt"
+        out = await _run_with_db(db, command)
+        assert DB_PAGE not in out and "sk-config-file" not in out, out
+        assert "visible-note" in out
+
+
+async def _run_with_db(db: Path, command: str) -> str:
+    async with tool_runtime({"storage": {"url": f"sqlite:///{db}"}}) as runtime:
+        return (await ShellTool(runtime).run(command=command)).content
