@@ -8,12 +8,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     LARKBOT_HOME=/data
 
+# bubblewrap sandboxes the shell tool where the container may create user namespaces (e.g.
+# `--security-opt seccomp=unconfined`); elsewhere `larkbot doctor` warns that it cannot.
 # WITH_BROWSER=1: Debian's Chromium and CJK fonts for the browser tools (Playwright's own
 # browser download is never used). WITH_DESKTOP=1: Xvfb, xdotool and xclip for computer_use.
 ARG WITH_BROWSER=0
 ARG WITH_DESKTOP=0
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ripgrep fd-find ca-certificates tini \
+ && apt-get install -y --no-install-recommends ripgrep fd-find ca-certificates tini bubblewrap \
  && if [ "$WITH_BROWSER" = "1" ]; then \
       apt-get install -y --no-install-recommends chromium fonts-noto-cjk; fi \
  && if [ "$WITH_DESKTOP" = "1" ]; then \

@@ -29,16 +29,19 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,postgres]'
 	touch $(STAMP) $@
 
-# Tests run the real binaries: fd (Debian's fd-find) for fd_find, redis-server for the
-# cross-replica journal and leader lock, PostgreSQL for the replica stores, Chromium (with CJK
-# fonts) for the browser tools and the web page, node/npm for the npm packages tests use (the
-# AG-UI client, A2UI's schemas), Xvfb/xdotool/xclip for computer_use (xwd, from
+# Tests run the real binaries: fd (Debian's fd-find) for fd_find, bwrap (bubblewrap) for the
+# shell's sandbox, redis-server for the cross-replica journal and leader lock, PostgreSQL for the
+# replica stores, Chromium (with CJK fonts) for the browser tools and the web page, node/npm for
+# the npm packages tests use (the AG-UI client, A2UI's schemas), Xvfb/xdotool/xclip for
+# computer_use (xwd, from
 # x11-apps, is its benchmark's screenshot baseline); rg comes
 # from PyPI's ripgrep wheel. Missing ones are installed with apt when root, else named here.
-$(SYS_STAMP): | $(BIN)/python
+# Checked again when this Makefile changes (a tool added to the list is then installed).
+$(SYS_STAMP): Makefile | $(BIN)/python
 	@missing=""; \
 	command -v fd >/dev/null 2>&1 || command -v fdfind >/dev/null 2>&1 || missing="$$missing fd-find"; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-noto-cjk"; \
 	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \

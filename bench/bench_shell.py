@@ -60,22 +60,36 @@ def _rate(fn: Callable[[str], object], commands: list[str], seconds: float = 2.0
     return done / (time.perf_counter() - started)
 
 
-async def _round_trips(n: int = 50) -> list[float]:
+async def _round_trips(n: int = 60, modes: tuple[str, ...] = ("off",)) -> dict[str, list[float]]:
+    """Seconds per `true` call for each sandbox mode, the modes' calls interleaved (a load
+    change on this shared machine then weighs on each alike)."""
     from tools.builtin.shell import ShellTool
 
     previous = os.environ.get("LARKBOT_HOME")
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory() as home:
         os.environ["LARKBOT_HOME"] = home  # never touch the user's real home
-        settings = parse_settings({})
-        db = Database(f"sqlite:///{home}/bench.db")
+        os.mkdir(f"{home}/.secrets")  # what the sandbox hides, as in a real home
+        db = Database(f"sqlite:///{home}/larkbot.db")
         async with httpx.AsyncClient() as http:
-            tool = ShellTool(ToolRuntime("cli", LiveSettings(settings), http, db))
-            await tool.run(command="true")  # warm-up
-            times = []
+            tools = {
+                mode: ShellTool(
+                    ToolRuntime(
+                        "cli",
+                        LiveSettings(parse_settings({"tools": {"shell": {"sandbox": mode}}})),
+                        http,
+                        db,
+                    )
+                )
+                for mode in modes
+            }
+            for tool in tools.values():
+                await tool.run(command="true")  # warm-up (and the sandbox probe)
             for _ in range(n):
-                started = time.perf_counter()
-                await tool.run(command="true")
-                times.append(time.perf_counter() - started)
+                for mode, tool in tools.items():
+                    started = time.perf_counter()
+                    await tool.run(command="true")
+                    times[mode].append(time.perf_counter() - started)
         await db.close()
     if previous is None:
         os.environ.pop("LARKBOT_HOME", None)
@@ -105,6 +119,15 @@ def _per_call_us(command: str, runs: int = 5) -> float:
 
 def _family_table() -> None:
     """Misses per family (and false alarms on everyday commands): classifier vs baseline."""
+    home = os.environ.pop("LARKBOT_HOME", None)  # the rows name the default ~/.larkbot
+    try:
+        _print_families()
+    finally:
+        if home is not None:
+            os.environ["LARKBOT_HOME"] = home
+
+
+def _print_families() -> None:
     print("attack table by family: missed by the classifier / by the naive baseline")
     for family, commands in FAMILIES.items():
         ours = sum(1 for c in commands if classify(c) is None)
@@ -155,8 +178,27 @@ def main() -> None:
         f"baseline misses {len(missed)} and false-alarms {len(false_alarms)}; "
         f"classifier misses {len(ours_missed)} and false-alarms {len(ours_false)}"
     )
-    times = asyncio.run(_round_trips())
+    _sandbox_cost()
+
+
+def _sandbox_cost() -> None:
+    """The shell's round trip for `true`, unsandboxed and in the bwrap sandbox (issue #39)."""
+    from tools.builtin._sandbox import probe
+
+    sandboxed = probe().available
+    runs = asyncio.run(_round_trips(modes=("off", "bwrap") if sandboxed else ("off",)))
+    plain = runs["off"]
     print(
-        f"shell tool round trip for `true`: median {statistics.median(times) * 1e3:.1f} ms, "
-        f"p90 {sorted(times)[int(len(times) * 0.9)] * 1e3:.1f} ms ({len(times)} runs)"
+        f"shell tool round trip for `true`: median {statistics.median(plain) * 1e3:.1f} ms, "
+        f"p90 {sorted(plain)[int(len(plain) * 0.9)] * 1e3:.1f} ms ({len(plain)} runs, no sandbox)"
+    )
+    if not sandboxed:
+        print(f"bwrap sandbox: not measured ({probe().why_not})")
+        return
+    boxed = runs["bwrap"]
+    added = [b - p for b, p in zip(boxed, plain, strict=True)]  # pairs run back to back
+    print(
+        f"in the bwrap sandbox: median {statistics.median(boxed) * 1e3:.1f} ms, "
+        f"p90 {sorted(boxed)[int(len(boxed) * 0.9)] * 1e3:.1f} ms; p50 added per call "
+        f"{statistics.median(added) * 1e3:.1f} ms (goal <= 15 ms)"
     )

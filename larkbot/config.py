@@ -144,6 +144,9 @@ class ShellConfig(Section):
     max_timeout_seconds: float = Field(600.0, gt=0)
     env: list[str] = Field(default_factory=list)  # names passed on beyond PATH HOME LANG …
     cgroup: Literal["auto", "off"] = "auto"  # a cgroup v2 per call where possible
+    # bubblewrap around each call (own PID namespace, the bot's secrets, database and config
+    # hidden): auto where it works, bwrap required (else commands are refused), or off
+    sandbox: Literal["auto", "bwrap", "off"] = "auto"
 
 
 class LarkCliConfig(Section):

@@ -142,6 +142,7 @@ CHECKS: list[Check | str] = [
     "larkbot.scheduler.doctor:check_scheduler",
     "tools.browser.doctor:check_browser",
     "larkbot.desktop:check_desktop",
+    "tools.builtin._sandbox:check_sandbox",
 ]
 
 

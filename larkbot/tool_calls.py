@@ -69,10 +69,11 @@ def round_sources(
     return found
 
 
-def _scrubbed(scrubber: SecretScrubber | None, result: ToolResult) -> ToolResult:
+def _scrubbed(scrubber: SecretScrubber | None, result: ToolResult, tool: BaseTool) -> ToolResult:
     if scrubber is None:
         return result
-    return replace(result, content=scrubber.text(result.content))
+    stored = not getattr(tool, "returns_stored_secret", False)  # get_secret: asked every time
+    return replace(result, content=scrubber.text(result.content, stored))
 
 
 def _over_cap(cap: int, asked: int) -> str:
@@ -130,16 +131,17 @@ async def run_calls(
     if not approved:
         return
     started = time.perf_counter()
-    tasks: dict[asyncio.Future[ToolResult], ToolCall] = {}
+    tasks: dict[asyncio.Future[ToolResult], tuple[ToolCall, BaseTool]] = {}
     for call, tool in approved:
         yield ToolStarted(call.id, call.name, scrubbed_arguments(scrubber, call.arguments))
-        tasks[asyncio.create_task(executor.execute(call, ctx, tool))] = call
+        tasks[asyncio.create_task(executor.execute(call, ctx, tool))] = (call, tool)
     try:
         pending: set[asyncio.Future[ToolResult]] = set(tasks)
         while pending:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                call, result = tasks[task], _scrubbed(scrubber, task.result())
+                call, tool = tasks[task]
+                result = _scrubbed(scrubber, task.result(), tool)
                 results[call.id] = result
                 elapsed = time.perf_counter() - started
                 yield ToolFinished(call.id, call.name, result.content, result.is_error, elapsed)

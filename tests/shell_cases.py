@@ -8,6 +8,8 @@ a naive deny-list baseline; tests/test_shell_families.py asserts every row.
 
 from __future__ import annotations
 
+from tests.shell_cases_effects import EFFECT_FAMILIES, EVERYDAY_EFFECTS
+
 FAMILIES: dict[str, list[str]] = {
     "wrappers that run their arguments": [
         "taskset -c 0 rm -rf build",
@@ -450,11 +452,8 @@ EVERYDAY: list[str] = [
     "python3 main.py --help",
     "python3 --version",
     "pip list | grep requests",
-    "pip install -r requirements.txt",
     "npm test",
     "npm run build",
-    "npm install",
-    "npm ci",
     "npx tsc --noEmit",
     "node --version",
     "cargo build --release",
@@ -526,3 +525,7 @@ EVERYDAY: list[str] = [
     "rsync -av -e ssh src/ host:dst/",
     "rsync -a -e 'ssh -p 2222' src/ host:dst/",
 ]
+
+# Issue #39's families (effects: the bot's files, data loss, installs, code through variables)
+FAMILIES.update(EFFECT_FAMILIES)
+EVERYDAY += EVERYDAY_EFFECTS

@@ -19,33 +19,35 @@ from tests.lark_harness import Served, message_event, settings_for
 from tests.test_cards_approval_e2e import approval_cards, approval_id_of, post_click
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie has exited; it only waits for its parent (or init) to reap it.
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+def _running(token: str) -> bool:
+    """A live process on this host has `token` in its command line (found by name: inside the
+    shell's sandbox `$$` is a pid of its own PID namespace)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(entry.path, "cmdline").read_bytes()
+            state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            return True
+    return False
 
 
-async def _until_dead(pid: int, within: float = 5.0) -> bool:
+async def _until_gone(token: str, within: float = 5.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        try:
-            if not _alive(pid):
-                return True
-        except FileNotFoundError:
+        if not _running(token):
             return True
         await asyncio.sleep(0.02)
     return False
 
 
 async def test_an_approved_setsid_sleep_does_not_survive_its_call(
-    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, tmp_path: Path
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    pidfile = tmp_path / "escaped.pid"
-    command = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 600' & sleep 0.3; echo started"
+    command = "setsid sh -c 'exec sleep 600.0271' & sleep 0.3; echo started"
     fake_llm.reply_tools(("shell", {"command": command}))
     fake_llm.reply_text("ran it")
     settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
@@ -58,7 +60,7 @@ async def test_an_approved_setsid_sleep_does_not_survive_its_call(
     result = next(m for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool")
     assert "started" in result["content"]
     assert "killed 1 background process that outlived the call" in result["content"]
-    assert await _until_dead(int(pidfile.read_text()))
+    assert await _until_gone("sleep 600.0271")
 
 
 async def test_env_through_serve_shows_only_the_allow_list(

@@ -128,6 +128,11 @@ DANGEROUS: list[tuple[str, str]] = [
     ('env EDITOR="rm -rf ~" git commit', "recursive delete"),
     ("BASH_ENV=./evil.sh bash -c ls", "BASH_ENV"),
     ("env LD_PRELOAD=/tmp/x.so ls", "LD_PRELOAD"),
+    ("npm install && npm test", "installs packages"),  # lifecycle scripts run arbitrary code
+    ("grep -r app_secret ~", "bot's own secrets"),
+    ("tar -cf ~/notes.txt src", "home directory"),
+    ("systemctl --user enable x", "persistence"),
+    ("read LD_PRELOAD < f", "LD_PRELOAD"),
 ]
 
 SAFE = [
@@ -157,7 +162,6 @@ SAFE = [
     "echo $HOME",
     "kill 12345",
     "docker ps -a",
-    "npm install && npm test",
     "cd /tmp && tar xzf pkg.tar.gz",
     "cp report.md /tmp/report.md",
     "chmod +x run.sh && ./run.sh",

@@ -3,7 +3,9 @@
 The table (tests/shell_cases.py) groups techniques by family. Before this table, the
 classifier missed 218 of its first 333 dangerous rows (0 false alarms on the 145 everyday commands);
 bench/bench_shell.py keeps the misses and false alarms of the classifier and of a naive
-deny-list baseline.
+deny-list baseline. Issue #39 added four families judged by effect (tests/shell_cases_effects.py):
+the classifier missed 91 of their 114 rows before, none after, and flags none of 67 more
+everyday look-alikes (`npm install`, `npm ci` and `pip install -r` moved to the dangerous rows).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def _in_a_project(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     From a checkout under /tmp, `../other-project` is a temp path and rightly allowed, so the
     rows that write next to the project would not test what they say.
     """
+    monkeypatch.delenv("LARKBOT_HOME", raising=False)  # rows name the default ~/.larkbot
     temp = (Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir()).resolve())
     if not any(REPO.is_relative_to(root) for root in temp):
         monkeypatch.chdir(REPO)

@@ -31,10 +31,29 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-async def _until_dead(pid: int, within: float = 5.0) -> bool:
+def _running(token: str) -> list[int]:
+    """Live processes whose command line holds `token`, by their pid on this host.
+
+    Found by name, not by a pid the command writes: inside the sandbox `$$` is a pid of its
+    own PID namespace, not this host's.
+    """
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(entry.path, "cmdline").read_bytes()
+        except OSError:
+            continue
+        if token.encode() in cmdline and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+async def _until_gone(token: str, within: float = 5.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not _running(token):
             return True
         await asyncio.sleep(0.02)
     return False
@@ -65,25 +84,25 @@ async def test_no_output_is_said(rt: ToolRuntime) -> None:
 async def test_timeout_kills_the_process_group(rt: ToolRuntime, tmp_path: Path, trap: str) -> None:
     """A background child that would write a file after the timeout dies with its group,
     even when it ignores SIGTERM (SIGKILL follows)."""
-    pidfile, marker = tmp_path / "child.pid", tmp_path / "late.txt"
-    child = f"sh -c '{trap}echo $$ > {pidfile}; sleep 3; echo late > {marker}'"
+    upfile, marker = tmp_path / "child.up", tmp_path / "late.txt"
+    child = f"sh -c '{trap}echo up > {upfile}; sleep 3.0171; echo late > {marker}'"
     started = time.monotonic()
     result = await ShellTool(rt).run(command=f"{child} & sleep 30", timeout=0.5)
     assert time.monotonic() - started < 4.5
     assert result.is_error and "timed out after 0.5 s" in result.content
-    assert await _until_exists(pidfile)
-    assert await _until_dead(int(pidfile.read_text()))
+    assert await _until_exists(upfile)
+    assert await _until_gone("sleep 3.0171")
     assert not marker.exists()
 
 
 async def test_cancelling_the_call_kills_the_group(rt: ToolRuntime, tmp_path: Path) -> None:
-    pidfile = tmp_path / "child.pid"
-    task = asyncio.create_task(ShellTool(rt).run(command=f"echo $$ > {pidfile}; sleep 30"))
-    assert await _until_exists(pidfile)
+    upfile = tmp_path / "child.up"
+    task = asyncio.create_task(ShellTool(rt).run(command=f"echo up > {upfile}; sleep 30.0172"))
+    assert await _until_exists(upfile)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _until_dead(int(pidfile.read_text()))
+    assert await _until_gone("sleep 30.0172")
 
 
 async def test_timeout_is_capped_by_settings(rt: ToolRuntime) -> None:
@@ -155,23 +174,23 @@ async def test_setsid_background_job_does_not_survive_its_call(
     home: Path, tmp_path: Path, cgroup: str
 ) -> None:
     """`setsid sleep 600 &` leaves the session; the cgroup (or the marker sweep) still finds it."""
-    pidfile = tmp_path / "escaped.pid"
     config = {"tools": {"shell": {"cgroup": cgroup}}}
     async with tool_runtime(config) as runtime:
-        command = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 600' & sleep 0.3; echo done"
+        command = "setsid sh -c 'exec sleep 600.0173' & sleep 0.3; echo done"
         result = await ShellTool(runtime).run(command=command)
     assert "done" in result.content and "[exit code 0]" in result.content
     assert "killed 1 background process that outlived the call" in result.content
-    assert await _until_dead(int(pidfile.read_text()))
+    assert await _until_gone("sleep 600.0173")
 
 
 async def test_double_fork_and_timeout_kill_the_whole_tree(home: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "grandchild.pid"
+    upfile = tmp_path / "grandchild.up"
     async with tool_runtime({"tools": {"shell": {"cgroup": "off"}}}) as runtime:
-        command = f"(setsid sh -c 'echo $$ > {pidfile}; sleep 600' &) ; sleep 30"
+        command = f"(setsid sh -c 'echo up > {upfile}; sleep 600.0174' &) ; sleep 30"
         result = await ShellTool(runtime).run(command=command, timeout=0.5)
     assert result.is_error and "every process of the call was killed" in result.content
-    assert await _until_dead(int(pidfile.read_text()))
+    assert await _until_exists(upfile)
+    assert await _until_gone("sleep 600.0174")
 
 
 async def test_environment_is_an_allow_list(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,10 +214,8 @@ async def test_cgroup_holds_a_process_that_drops_every_trace(home: Path, tmp_pat
 
     if cgroup_root() is None:
         pytest.skip("this kernel does not let the test process create a cgroup v2")
-    pidfile = tmp_path / "ghost.pid"
-    inner = f"echo \\$\\$ > {pidfile}; exec sleep 600"
-    command = f'(env -i setsid sh -c "{inner}" &); sleep 0.3'
+    command = '(env -i setsid sh -c "exec sleep 600.0175" &); sleep 0.3'
     async with tool_runtime({}) as runtime:
         result = await ShellTool(runtime).run(command=command)
     assert "killed 1 background process" in result.content
-    assert await _until_dead(int(pidfile.read_text()))
+    assert await _until_gone("sleep 600.0175")

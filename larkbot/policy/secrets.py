@@ -4,20 +4,24 @@ A shell `cat /proc/$PPID/environ`, a config file read, an MCP server echoing its
 path a secret takes into a tool result or a tool call's arguments, its value is replaced by
 `[redacted: <what>]` before the model or storage sees it. The values are the running
 settings' (app secret, LLM key, encrypt key, verification token, web token, search and
-embeddings keys, database and Redis passwords), so a rotated key is covered at once.
+embeddings keys, database and Redis passwords), so a rotated key is covered at once, and
+those stored under `$LARKBOT_HOME/.secrets/` (policy/secret_files.py).
 """
 
 from __future__ import annotations
 
 import ctypes
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from larkbot.config import Settings
+from larkbot.policy.secret_files import Signature, signature, stored_values
 
 MIN_SECRET_CHARS = 8  # shorter values ("secret", "admin") would redact ordinary words
+RESCAN_SECONDS = 1.0
 
 
 def _password(url: str) -> str:
@@ -44,37 +48,70 @@ def bot_secrets(settings: Settings) -> dict[str, str]:
 
 
 class SecretScrubber:
-    """Replaces the bot's secret values in text and in (nested) tool arguments."""
+    """Replaces the bot's secret values in text and in (nested) tool arguments.
+
+    The values are the settings' and those stored under `$LARKBOT_HOME/.secrets/` (a command
+    that reads a copy of one there prints it like any other output).
+    """
 
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self._settings = settings
-        self._cached: tuple[Settings | None, list[tuple[str, str]]] = (None, [])
+        self._cached: tuple[Settings | None, Signature, list[tuple[str, str]]] = (None, (), [])
+        self._look_again = (0.0, 0)  # when to stat every .secrets/ file again; the dir's mtime
 
-    def _pairs(self) -> list[tuple[str, str]]:
+    def _files(self, settings: Settings) -> Signature:
+        """The `.secrets/` signature: every file is stat'ed at most every RESCAN_SECONDS (the
+        scrubber runs on each log line), the folder itself each time (a file added, removed or
+        replaced shows at once)."""
+        try:
+            folder = settings.secrets_dir.stat().st_mtime_ns
+        except OSError:
+            folder = 0
+        now = time.monotonic()
+        due, seen = self._look_again
+        if self._cached[0] is settings and folder == seen and now < due:
+            return self._cached[1]
+        self._look_again = (now + RESCAN_SECONDS, folder)
+        return signature(settings.secrets_dir)
+
+    def _pairs(self, stored: bool = True) -> list[tuple[str, str]]:
         settings = self._settings()
-        if self._cached[0] is not settings:  # computed once per (hot-reloaded) settings
+        files = self._files(settings)
+        cached, cached_files, _ = self._cached
+        if cached is not settings or cached_files != files:  # per settings and .secrets/ change
+            found = stored_values(settings.secrets_dir, MIN_SECRET_CHARS)
+            found.update({v: n for n, v in bot_secrets(settings).items()})
             # longest first: a key that contains another is replaced whole
-            found = bot_secrets(settings)
-            pairs = sorted(((v, n) for n, v in found.items()), key=lambda p: -len(p[0]))
-            self._cached = (settings, pairs)
-        return self._cached[1]
+            pairs = sorted(found.items(), key=lambda p: -len(p[0]))
+            self._cached = (settings, files, pairs)
+        pairs = self._cached[2]
+        return pairs if stored else [p for p in pairs if not p[1].startswith(".secrets/")]
 
-    def text(self, value: str) -> str:
-        """`value` with every secret replaced by a marker naming it."""
-        for secret, name in self._pairs():
-            if secret in value:
-                value = value.replace(secret, f"[redacted: {name}]")
-        return value
+    def text(self, value: str, stored: bool = True) -> str:
+        """`value` with every secret replaced by a marker naming it; `stored=False` keeps the
+        values of `.secrets/` (get_secret's answer, which the owner approved, is one)."""
+        return _replace(value, self._pairs(stored))
 
     def arguments(self, value: Any) -> Any:
         """A copy of JSON-like `value` with every string scrubbed."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {k: self.arguments(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.arguments(v) for v in value]
-        return value
+        return _replace_all(value, self._pairs())
+
+
+def _replace(value: str, pairs: list[tuple[str, str]]) -> str:
+    for secret, name in pairs:
+        if secret in value:
+            value = value.replace(secret, f"[redacted: {name}]")
+    return value
+
+
+def _replace_all(value: Any, pairs: list[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        return _replace(value, pairs)
+    if isinstance(value, dict):
+        return {k: _replace_all(v, pairs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_all(v, pairs) for v in value]
+    return value
 
 
 PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3

@@ -14,6 +14,7 @@ import itertools
 import os
 import secrets
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,12 +79,14 @@ class CallProcesses:
         """`base` plus the marker the sweep recognises the call's processes by."""
         return {**base, MARKER: self.marker}
 
-    def argv(self, bash: str, command: str) -> list[str]:
-        """Run `command` under `bash -c`, first moving the shell into the call's cgroup."""
+    def argv(self, bash: str, command: str, wrapper: Sequence[str] = ()) -> list[str]:
+        """Run `command` under `bash -c` (inside `wrapper`, e.g. the sandbox), first moving the
+        process into the call's cgroup, so everything the wrapper starts is in it too."""
+        inner = [*wrapper, bash, "-c", command]
         if self.cgroup is None:
-            return [bash, "-c", command]
-        join = 'echo $$ > "$1" 2>/dev/null; exec "$2" -c "$3"'
-        return [bash, "-c", join, "larkbot-shell", str(self.cgroup / "cgroup.procs"), bash, command]
+            return inner
+        join = 'echo $$ > "$1" 2>/dev/null; shift; exec "$@"'
+        return [bash, "-c", join, "larkbot-shell", str(self.cgroup / "cgroup.procs"), *inner]
 
     def members(self) -> set[int]:
         """Every process of this call still alive (not counting zombies)."""

@@ -8,6 +8,7 @@ under another name.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import posixpath
 import re
@@ -61,6 +62,40 @@ def secret_reason(path: str) -> str | None:
     rel = home_relative(path)
     if rel and HOME_SECRETS.match(rel):
         return "reads credentials in the home directory"
+    return None
+
+
+_GLOB = re.compile(r"[*?[]")
+# Relative to a home directory: credential stores a glob may reach (`~/.ss*/id_*`).
+_HOME_SECRET_DIRS = (".ssh", ".aws", ".azure", ".gnupg", ".password-store", ".config/gcloud")
+
+
+def glob_reach(pattern: str, root: str) -> str | None:
+    """'inside' when absolute glob `pattern` may name `root` or a path below it, 'above' when
+    it may name only an ancestor of `root` (what a recursive read descends from), else None.
+
+    Over-approximates bash: `*` is taken to match a leading dot as well.
+    """
+    if not _GLOB.search(pattern):
+        return None
+    parts, wanted = [p for p in pattern.split("/") if p], [p for p in root.split("/") if p]
+    for i, part in enumerate(parts):
+        if part == "**" or i >= len(wanted):
+            return "inside"  # globstar (any depth), or a pattern below the root
+        if not fnmatch.fnmatchcase(wanted[i], part):
+            return None
+    return "inside" if len(parts) >= len(wanted) else "above"
+
+
+def glob_secret_reason(pattern: str) -> str | None:
+    """Why absolute glob `pattern` may expand to the bot's own files or credentials, or None."""
+    if glob_reach(pattern, larkbot_home()) == "inside":
+        return "a glob that reaches the bot's own secrets, configuration or database"
+    h = home()
+    if h not in ("", "/") and any(
+        glob_reach(pattern, f"{h}/{d}") == "inside" for d in _HOME_SECRET_DIRS
+    ):
+        return "a glob that reaches credentials in the home directory"
     return None
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import posixpath
 
 from tools.builtin._shell_paths import DYN, PSUB, absolute
-from tools.builtin._shell_rules import Ctx, flags, rule, run_script
+from tools.builtin._shell_reach import piped_search_reason
+from tools.builtin._shell_rules import SUBSCRIPT_CODE, Ctx, carries_code, flags, rule, run_script
 
 
 @rule("trap")
@@ -70,10 +71,8 @@ _COMMON = frozenset(
 def _mapfile(base: str, args: list[str], ctx: Ctx) -> str | None:
     if any(a.startswith("-") and "C" in a for a in args):
         return ctx.why(f"{base} -C runs a callback with the data it reads")
-    for a in args:
-        if not a.startswith("-"):
-            ctx.state.values[a] = DYN
-    return None
+    names = [a for a in args if not a.startswith("-") and a.isidentifier()]
+    return _assigned(names[-1:], ctx)  # the array's name comes last
 
 
 @rule("complete", "compgen")
@@ -122,17 +121,45 @@ def _declare(base: str, args: list[str], ctx: Ctx) -> str | None:
     return None
 
 
+def _assigned(names: list[str], ctx: Ctx) -> str | None:
+    """Names a builtin assigns at run time: code-carrying ones (LD_PRELOAD, BASH_ENV) are asked."""
+    for name in names:
+        ctx.state.values[name] = DYN  # whatever was read is only known at run time
+        if carries_code(name):
+            return ctx.why(f"assigns {name} at run time, which makes programs load or run code")
+    return None
+
+
 @rule("read")
 def _read(base: str, args: list[str], ctx: Ctx) -> str | None:
-    for a in flags(args).operands:
-        ctx.state.values[a] = DYN  # whatever was read is only known at run time
-    return None
+    if ctx.stdin and ctx.stdin[0] == "pipe":  # `find ~ | while read f; do cat "$f"; done`
+        reach = piped_search_reason(ctx.stdin[1], ctx.state.cwd)
+        if reach:
+            return ctx.why(reach)
+    names = [a for a in flags(args).operands]
+    names += [args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("-") and a[-1] == "a"]
+    return _assigned(names, ctx)
 
 
 @rule("printf")
 def _printf(base: str, args: list[str], ctx: Ctx) -> str | None:
     if "-v" in args[:-1]:
-        ctx.state.values[args[args.index("-v") + 1]] = DYN
+        return _assigned([args[args.index("-v") + 1]], ctx)
+    attached = next((a[2:] for a in args[:1] if a.startswith("-v") and len(a) > 2), None)
+    return _assigned([attached], ctx) if attached else None
+
+
+@rule("getopts")
+def _getopts(base: str, args: list[str], ctx: Ctx) -> str | None:
+    return _assigned(args[1:2], ctx)
+
+
+@rule("let")
+def _let(base: str, args: list[str], ctx: Ctx) -> str | None:
+    # each word is arithmetic, and bash runs `$(…)` found in a subscript (`a[$(id)]`), even
+    # when the `$` or the brackets were escaped on the command line (`let a\[\$\(id\)\]=1`)
+    if any(SUBSCRIPT_CODE.search(a) for a in [*args, "".join(args)]):  # the grammar may split
+        return ctx.why("let evaluates a subscript that runs a command")
     return None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from tools.builtin._shell_packages import BUN_VERBS, python_module_installs
 from tools.builtin._shell_paths import DYN, PSUB, is_computed, is_sensitive, show, words
 from tools.builtin._shell_rules import (
     _PYTHON,
@@ -144,6 +145,8 @@ def _python_module(args: list[str], ctx: Ctx) -> str | None:
     module = args[0][2:] or (args[1] if len(args) > 1 else "")
     if module == "http.server":
         return ctx.why("serves files over the network (python -m http.server)")
+    if python_module_installs(module, args[1 if args[0][2:] else 2 :]):
+        return ctx.why("installs packages, which runs their install scripts")
     first = module.split(".", 1)[0]
     if first and (written_then_run(first + ".py", ctx) or written_then_run(first, ctx)):
         return ctx.why("runs a module written earlier in the same command")
@@ -165,6 +168,8 @@ def _interpreter(base: str, args: list[str], ctx: Ctx) -> str | None:
     lang = "python" if _PYTHON.match(base) else _ALIAS.get(base, base)
     if lang == "deno" or (lang == "bun" and args[:1] == ["eval"]):
         return _deno(args, ctx)
+    if lang == "bun" and set(args[:1]) & BUN_VERBS:
+        return ctx.why("installs packages, which runs their install scripts")
     code_flags, takes = _CODE_FLAGS.get(lang, frozenset()), _TAKES_VALUE.get(lang, frozenset())
     codes: list[str] = []
     i = 0

@@ -125,6 +125,11 @@ def _copy(base: str, args: list[str], ctx: Ctx) -> str | None:
     f = flags(args)
     if base == "rsync" and any(x.startswith("--del") for x in f.longs):
         return ctx.why("rsync --delete removes files at the destination")
+    if base == "rsync" and "--remove-source-files" in f.longs:
+        sources = [p for p in f.operands[:-1] if ":" not in p or p.startswith("/")]
+        reason = next((r for r in (ctx.write(p) for p in sources) if r), None)
+        if reason:
+            return reason
     if base == "rsync":
         reason = _rsync_shell(args, ctx)
         if reason:
@@ -205,21 +210,6 @@ def _url_name(url: str) -> str:
     return path.rsplit("/", 1)[-1] if "/" in path else "index.html"
 
 
-@rule("tar", "bsdtar")
-def _tar(base: str, args: list[str], ctx: Ctx) -> str | None:
-    runs = ("--to-command", "--checkpoint-action", "--use-compress-program", "--info-script")
-    if any(a.startswith(runs) or a == "-I" for a in args):
-        return ctx.why("tar option that runs a command")
-    for i, a in enumerate(args[:-1]):
-        if a in ("-C", "--directory") and is_sensitive(args[i + 1]):
-            return ctx.why("extracts or writes into a system path")
-        if a in ("-C", "--directory"):
-            reason = ctx.write(args[i + 1].rstrip("/") + "/x")
-            if reason:
-                return reason
-    return None
-
-
 _SQL = re.compile(
     r"\b(drop\s+(table|database|schema|index|view)|truncate\s+(table\s+)?\w+|"
     r"delete\s+from\s+[\w.\"`]+\s*(;|$))",
@@ -234,7 +224,17 @@ def _sql(base: str, args: list[str], ctx: Ctx) -> str | None:
         return ctx.why("destructive database statement")
     if _SQL_RUNS.search(text):
         return ctx.why("a database client command that runs programs or writes files")
+    piped = ctx.stdin[1] if ctx.stdin else ""
+    files = flags(args).operands[:1] if base in ("sqlite3", "duckdb") else []
+    if files and _SQL_WRITES.search(text + "\n" + piped):  # changes a database file
+        return ctx.write(files[0], record=False)
     return None
+
+
+_SQL_WRITES = re.compile(
+    r"\b(insert|update|replace|delete|alter|create|drop|vacuum|reindex|attach)\b|\.(restore|import)",
+    re.I,
+)
 
 
 # sqlite3 `.shell`/`.system`/`.output`, psql `\!`/`\o |`/`COPY … PROGRAM`, mysql `system`.
@@ -272,4 +272,9 @@ def _kubectl(base: str, args: list[str], ctx: Ctx) -> str | None:
 @rule("mount", "umount", "swapoff")
 def _mount(base: str, args: list[str], ctx: Ctx) -> str | None:
     devices = [a for a in args if BLOCK_DEVICE.match(a) or a == "/"]
-    return ctx.why("mounts or unmounts system filesystems") if devices or "-a" in args else None
+    if devices or "-a" in args:
+        return ctx.why("mounts or unmounts system filesystems")
+    binds = {"--bind", "--rbind", "-B", "-R"} & set(args) or any("bind" in a for a in args)
+    if base == "mount" and binds:  # `mount --bind ~ /mnt` shows a directory under another name
+        return ctx.why("bind-mounts a directory elsewhere")
+    return None

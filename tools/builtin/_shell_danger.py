@@ -25,16 +25,19 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from tools.builtin import (  # noqa: F401 - importing each rule module registers its rules
+    _shell_archives,
     _shell_builtins,
     _shell_code,
     _shell_commands,
     _shell_minilang,
+    _shell_packages,
     _shell_system,
     _shell_vcs,
     _shell_wrappers,
 )
 from tools.builtin._protected import larkbot_home
 from tools.builtin._shell_paths import DYN, PSUB, is_computed, read_reason, show
+from tools.builtin._shell_reach import piped_search_reason
 from tools.builtin._shell_rules import (
     Ctx,
     ScriptState,
@@ -88,14 +91,15 @@ def classify(command: str) -> str | None:
     try:
         if len(command) > 2048:
             return _classify(command)
-        # Relative writes are judged against the working directory, so it is part of the key.
-        return _cached(command, working_directory())
+        # Relative writes are judged against the working directory, and what is protected
+        # against $LARKBOT_HOME, so both are part of the key.
+        return _cached(command, working_directory(), larkbot_home())
     except Exception as err:  # a classifier bug must not make a command look safe
         return f"the classifier failed ({type(err).__name__}), so it counts as dangerous"
 
 
 @lru_cache(maxsize=2048)
-def _cached(command: str, cwd: str | None) -> str | None:
+def _cached(command: str, cwd: str | None, bot_home: str) -> str | None:
     return _classify(command)
 
 
@@ -218,6 +222,8 @@ class _Walker:
             return self.redirect(node)
         if kind == "variable_assignment":
             return self.assignment(node)
+        if kind == "for_statement":
+            return self.loop_values(node)
         if kind == "expansion" and any(c.type == "@" for c in node.children):
             return self.transformation(node)
         if scope.arith and kind in _ARITH_NAMES:
@@ -337,6 +343,16 @@ class _Walker:
         else:
             text = self.word(value) if value is not None else ""
         return check_assignment(self.text(name), text, self.ctx(node, None))
+
+    def loop_values(self, node: Node) -> str | None:
+        """`for f in ~/.larkbot/.secrets/*`: the loop hands protected paths to its body."""
+        for value in node.children_by_field_name("value"):
+            # `for f in $(find ~ -type f)`: a listing from above the bot's home
+            why = read_reason(self.word(value), self.state.cwd)
+            why = why or piped_search_reason(self.text(value), self.state.cwd)
+            if why:
+                return f"{why}: {show(self.text(value))}"
+        return None
 
     def transformation(self, node: Node) -> str | None:
         """`${x@P}` expands x as a prompt, running the command substitutions in its value."""

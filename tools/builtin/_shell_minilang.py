@@ -164,7 +164,11 @@ def _pager(base: str, args: list[str], ctx: Ctx) -> str | None:
 def _zip(base: str, args: list[str], ctx: Ctx) -> str | None:
     if any(a == "-TT" or a.startswith("--unzip-command") for a in args):
         return ctx.why("zip -TT runs a command to test the archive")
-    return None
+    f = flags([a for a in args if a != "-TT"])
+    written = f.operands[:1]  # the archive, created or replaced
+    if "m" in f.shorts or "--move" in f.longs:
+        written = f.operands  # -m deletes each file once it is packed
+    return next((r for r in (ctx.write(p) for p in written if p != "-") if r), None)
 
 
 @rule("gdb", "lldb")
@@ -192,6 +196,8 @@ def _make(base: str, args: list[str], ctx: Ctx) -> str | None:
                 return ctx.why("make reads its rules from a stream")
             if written_then_run(path, ctx):
                 return ctx.why("make runs a makefile written earlier in the same command")
+    if {"install", "uninstall"} & set(flags(args).operands):  # usually into /usr/local
+        return ctx.why(f"{base} install writes outside the working directory")
     default = not any(a.startswith(("-f", "--file", "--makefile", "-C")) for a in args)
     if default and any(written_then_run(m, ctx) for m in _MAKEFILES):
         return ctx.why("make runs a makefile written earlier in the same command")

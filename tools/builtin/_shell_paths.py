@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from tools.builtin._protected import (
+    glob_secret_reason,
     home,
     home_relative,
     protected_write_reason,
@@ -169,17 +170,24 @@ def write_reason(path: str, cwd: str | None, workspace: str | None = None) -> st
     return "changes files outside the working directory and /tmp"
 
 
-_PROC_SECRET = re.compile(r"^/proc/[^/]*(/task/[^/]*)?/(environ|mem|auxv)$")
+_PROC_SECRET = re.compile(r"^/proc/[^/]*(/task/[^/]*)?/(environ|mem|auxv|fd/.+|map_files/.+)$")
+_PROC_ROOT = re.compile(r"^/proc/[^/]+(/task/[^/]+)?/(root|cwd)(?=/|$)")
 
 
 def read_reason(word: str, cwd: str | None) -> str | None:
     """Why an argument naming `word` (also `@file`, `k=@file`, `--opt=file`) reads secrets."""
     for candidate in _path_spellings(word):
         if _PROC_SECRET.match(candidate.replace(DYN, "1")):
-            return "reads another process's environment or memory"
+            return "reads another process's environment, memory or open files"
+        proc = _PROC_ROOT.match(candidate.replace(DYN, "1"))
+        if proc:  # /proc/1/root/etc is /etc; /proc/$PPID/cwd is the bot's working directory
+            rest = candidate[proc.end() :].lstrip("/")
+            candidate = ("/" if proc.group(2) == "root" else (cwd or "/")).rstrip("/") + "/" + rest
+        if BLOCK_DEVICE.match(candidate):  # every file is on it, the bot's secrets too
+            return "reads a raw disk device"
         where = absolute(candidate, cwd)
         if where is not None:
-            reason = secret_reason(where)
+            reason = secret_reason(where) or glob_secret_reason(where)
             if reason:
                 return reason
     return None
@@ -187,6 +195,8 @@ def read_reason(word: str, cwd: str | None) -> str | None:
 
 def _path_spellings(word: str) -> list[str]:
     out = [word]
+    if word.startswith("file:"):  # an SQLite or browser URI: file:/path?mode=ro
+        out.append("/" + word[5:].split("?", 1)[0].lstrip("/") if word[5:6] == "/" else word[5:])
     if "@" in word:
         out.append(word.rsplit("@", 1)[1])
     if word.startswith("-") and "=" in word:

@@ -32,6 +32,7 @@ from tools.builtin._shell_paths import (
     words,
     write_reason,
 )
+from tools.builtin._shell_reach import piped_search_reason, recursive_read_reason
 
 Stdin = tuple[str, str] | None  # ("pipe", text) | ("text", heredoc body) | ("psub", text)
 
@@ -146,6 +147,7 @@ def flags(args: list[str]) -> Flags:
 
 _METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|100\.100\.100\.200|fd00:ec2")
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
+_PIP = re.compile(r"^pip\d+(\.\d+)*$")
 
 
 def check_argv(argv: list[str], ctx: Ctx) -> str | None:
@@ -164,6 +166,8 @@ def check_argv(argv: list[str], ctx: Ctx) -> str | None:
         fn = RULES["mkfs"]
     if fn is None and _PYTHON.match(base):
         fn = RULES["python"]
+    if fn is None and _PIP.match(base):
+        fn = RULES["pip"]
     if DYN in base or base.startswith("$"):
         return ctx.why("command name is computed at run time")
     reason = fn(base, args, ctx) if fn is not None else None
@@ -212,7 +216,15 @@ def generic(base: str, args: list[str], ctx: Ctx) -> str | None:
                 return ctx.why(why)
     if any(_METADATA.search(a) or metadata_host(a) for a in args if "." in a or ":" in a):
         return ctx.why("reads cloud instance credentials (metadata endpoint)")
-    return None
+    reach = recursive_read_reason(base, args, ctx.state.cwd)
+    if reach is None and base in ("xargs", "parallel") and ctx.stdin and ctx.stdin[0] == "pipe":
+        inner = next((a for a in args if not a.startswith("-") and a != "{}"), "echo")
+        if inner not in _READS_NOTHING:
+            reach = piped_search_reason(ctx.stdin[1], ctx.state.cwd)
+    printing = base in _READS_NOTHING or base in ("echo", "printf")
+    if reach is None and not printing and any(DYN in a for a in args):
+        reach = piped_search_reason(ctx.text, ctx.state.cwd)  # `cat $(find ~ -name key)`
+    return ctx.why(reach) if reach else None
 
 
 # Commands that name files without reading them (listing ~/.ssh is not reading a key).
@@ -236,9 +248,23 @@ _ENV_LOADERS = words(
 )
 
 
+# A subscript holding a command substitution or a variable: bash arithmetic expands it (code).
+SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(\$\(|`|\$\{?[A-Za-z_])")
+
+
+def carries_code(name: str) -> bool:
+    """True for a variable whose value some program runs or loads as code (or PATH)."""
+    return name in _ENV_LOADERS or name in _ENV_COMMANDS or name == "PATH"
+
+
 def check_assignment(name: str, value: str, ctx: Ctx) -> str | None:
     """`NAME=value` that makes a later program run code: judge the code, or refuse loaders."""
     ctx.state.values[name] = value
+    named = read_reason(value, ctx.state.cwd)  # `f=~/.larkbot/.secrets/x; cat $f`
+    if named:
+        return ctx.why(f"a variable set to a protected path ({named})")
+    if SUBSCRIPT_CODE.search(value):  # `declare -i x=a\[\$\(id\)\]` runs it at once
+        return ctx.why("a value bash arithmetic would execute (a[$(…)])")
     if name in _ENV_LOADERS:
         return ctx.why(f"sets {name}, which makes programs load or run code")
     if name == "PATH":

@@ -32,6 +32,13 @@ _SERVICE_VERBS = words(
 )
 
 
+# Verbs that make a unit start now or at every boot or login: it outlives the call.
+_PERSIST_VERBS = words(
+    "enable reenable start link preset preset-all add-wants add-requires set-property "
+    "set-environment import-environment unmask"
+)
+
+
 @rule("systemctl")
 def _systemctl(base: str, args: list[str], ctx: Ctx) -> str | None:
     verb = next(iter(flags(args).operands), "")
@@ -39,6 +46,8 @@ def _systemctl(base: str, args: list[str], ctx: Ctx) -> str | None:
         return ctx.why("shuts down or reboots the machine")
     if verb in _SERVICE_VERBS:
         return ctx.why("stops, restarts or disables services")
+    if verb in _PERSIST_VERBS:
+        return ctx.why("starts or enables a service that outlives the call (persistence)")
     return None
 
 

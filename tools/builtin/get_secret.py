@@ -51,6 +51,7 @@ class GetSecretTool(ContextTool):
     }
     private_data = True
     no_compress = True  # the value must reach the model verbatim
+    returns_stored_secret = True  # so the scrubber lets `.secrets/` values through, here only
 
     def __init__(self, rt: ToolRuntime) -> None:
         self.rt = rt

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from larkbot.logs import get_logger
 from tools.base import BaseTool, ToolResult
 from tools.builtin._fetched import FetchedFiles, shell_sources
 from tools.builtin._process import (
@@ -26,6 +27,7 @@ from tools.builtin._process import (
     stop_group,
 )
 from tools.builtin._process_tree import CallProcesses, Leftover
+from tools.builtin._sandbox import bwrap_argv, probe
 from tools.runtime import ToolRuntime
 
 try:
@@ -38,6 +40,9 @@ except ImportError:  # no tree-sitter: fail closed, every command is asked every
         """Without the parser nothing can be judged safe."""
         return "the shell classifier is unavailable (tree-sitter missing)"
 
+
+log = get_logger(__name__)
+_warned: set[str] = set()
 
 # Syntax bash and dash read differently: under dash `x &>f rm -rf /` backgrounds `x`, then runs
 # rm, and `((rm -rf /))` is two subshells, while bash's grammar (the classifier's) sees neither.
@@ -134,17 +139,37 @@ class ShellTool(BaseTool):
         """Paths the command names (for the policy's protected-path rule), see `named_paths`."""
         return named_paths(str(kw.get("command", "")))
 
+    async def _sandbox(self) -> list[str] | str:
+        """The bwrap prefix for this call, [] to run unsandboxed, or why the call is refused."""
+        settings = self.rt.live.get()
+        mode = settings.tools.shell.sandbox
+        if mode == "off":
+            return []
+        found = await asyncio.to_thread(probe)  # cached after the first call
+        if not found.available:
+            if mode == "bwrap":
+                return f"tools.shell.sandbox is bwrap but {found.why_not}; nothing was run"
+            if found.why_not not in _warned:  # once: doctor's line says it for good
+                _warned.add(found.why_not)
+                log.warning("shell_unsandboxed", reason=found.why_not)
+            return []
+        return await asyncio.to_thread(bwrap_argv, found.binary, settings)
+
     async def _run_command(self, **kw: Any) -> ToolResult:
         """Run the command; on exit, timeout or cancel kill every process the call started."""
         command, timeout = str(kw["command"]), self._timeout(kw.get("timeout", 30))
         cfg = self.rt.live.get().tools.shell
+        wrapper = await self._sandbox()
+        if isinstance(wrapper, str):
+            return ToolResult(f"Error: {wrapper}", is_error=True)
         capture = BoundedCapture()
         procs = CallProcesses(use_cgroup=cfg.cgroup == "auto")
+        argv = procs.argv(bash_path() or "/bin/sh", command, wrapper)
         # The protocol form of create_subprocess_exec: exit is seen even while children
         # started in the background keep the output pipe open.
         transport, proto = await asyncio.get_running_loop().subprocess_exec(
             lambda: OutputProtocol(capture),
-            *procs.argv(bash_path() or "/bin/sh", command),
+            *argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -169,6 +194,9 @@ class ShellTool(BaseTool):
                 procs.kill()  # cancelled: leave nothing running (a short /proc sweep, inline)
             procs.close()
             transport.close()
+        if wrapper:  # the sandbox's own init (a fork of bwrap, maybe exiting: no name)
+            init = " ".join(argv[argv.index(wrapper[0]) :]).strip()[:80].strip()  # as named
+            leftovers = [p for p in leftovers if p.name.strip() not in (init, "?")]
         output = capture.text() or "(no output)"
         output = output if output.endswith("\n") else output + "\n"
         note += _leftover_note(leftovers, timed_out)

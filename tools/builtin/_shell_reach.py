@@ -1,0 +1,105 @@
+"""Recursive reads that descend into the bot's own directory from above it.
+
+`grep -r key ~`, `rg token /`, `cp -r ~ /tmp/h`, `tar czf x.tgz ~`, `find ~ -exec cat {} +` and
+`find / | xargs cat` never name `$LARKBOT_HOME`, yet read every file in it. A read is judged by
+where it starts: a directory that holds `$LARKBOT_HOME` (or a glob that may be one), including
+the working directory when no path is given and the call runs above the bot's home.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.builtin._protected import glob_reach, larkbot_home, under
+from tools.builtin._shell_paths import absolute, words
+
+Reader = tuple[bool, list[str]]  # (reads recursively, the paths it starts from)
+
+REASON = "reads every file below a directory holding the bot's own secrets ($LARKBOT_HOME)"
+_GREPS = words("grep egrep fgrep zgrep rgrep")
+_SEARCHERS = words("rg ag ack ack-grep")
+_FIND_RUNS = words("-exec -execdir -ok -okdir -fprint -fprint0 -fprintf -fls")
+# A command that lists paths below a root, at the start of a pipeline stage or a $(…).
+_LISTER = re.compile(
+    r"(?:^|[|;&(`]\s*)(find|fd|fdfind|du|tree|rg|locate|plocate|mlocate)\b([^|;&)`]*)"
+)
+
+
+def holds_bot_home(word: str, cwd: str | None) -> bool:
+    """True when `word` names `$LARKBOT_HOME`, a directory above it, or a glob that may."""
+    where = absolute(word, cwd)
+    if where is None:
+        return False
+    bot = larkbot_home()
+    return under(bot, where) or glob_reach(where, bot) is not None
+
+
+def _split(args: list[str]) -> tuple[set[str], set[str], list[str]]:
+    shorts: set[str] = set()
+    longs: set[str] = set()
+    operands: list[str] = []
+    for a in args:
+        if a.startswith("--"):
+            longs |= {a, a.split("=", 1)[0]}
+        elif a.startswith("-") and a != "-":
+            shorts.update(a[1:])
+        else:
+            operands.append(a)
+    return shorts, longs, operands
+
+
+def _search_roots(operands: list[str], explicit_pattern: bool) -> list[str]:
+    roots = operands if explicit_pattern else operands[1:]
+    return roots or ["."]
+
+
+def _reader(base: str, args: list[str]) -> Reader:
+    """Whether this command reads recursively, and from where."""
+    shorts, longs, ops = _split(args)
+    pattern_given = bool({"e", "f"} & shorts) or any(
+        x.startswith(("--regexp", "--file")) for x in longs
+    )
+    if base in _GREPS:
+        recursive = base == "rgrep" or bool({"r", "R"} & shorts)
+        recursive = recursive or bool({"--recursive", "--dereference-recursive"} & longs)
+        recursive = recursive or "--directories=recurse" in longs or "recurse" in ops
+        return recursive, _search_roots(ops, pattern_given)
+    if base in _SEARCHERS:
+        return True, _search_roots(ops, pattern_given or "--files" in longs)
+    if base in ("cp", "scp", "rsync"):
+        recursive = bool({"r", "R", "a"} & shorts) or bool({"--recursive", "--archive"} & longs)
+        every = "t" in shorts or any(x.startswith("--target-directory") for x in longs)
+        return recursive, ops if every else ops[:-1]
+    if base == "zip":
+        return bool({"r", "R"} & shorts) or "--recurse-paths" in longs, ops[1:]
+    if base in ("fd", "fdfind"):  # `fd PATTERN ROOT -x cmd` runs cmd on every file found
+        runs = {"x", "X"} & shorts or {"--exec", "--exec-batch"} & longs
+        return bool(runs), _search_roots(ops, pattern_given)
+    if base == "find":
+        roots = []
+        for a in args:
+            if a.startswith(("-", "(", "!", ")")):
+                break
+            roots.append(a)
+        return any(a in _FIND_RUNS for a in args), roots or ["."]
+    return False, []
+
+
+def recursive_read_reason(base: str, args: list[str], cwd: str | None) -> str | None:
+    """Why this command reads the bot's own files by descending into them, or None."""
+    recursive, roots = _reader(base, args)
+    if recursive and any(holds_bot_home(r, cwd) for r in roots):
+        return REASON
+    return None
+
+
+def piped_search_reason(text: str, cwd: str | None) -> str | None:
+    """`find ~ | xargs cat`, `cat $(find ~ -name key)`, `locate key | while read f; …`: a
+    listing from above the bot's home hands its paths to a command that reads them."""
+    for m in _LISTER.finditer(text):
+        if m.group(1).endswith("locate"):
+            return REASON  # the whole filesystem's index
+        for word in m.group(2).split():
+            if not word.startswith("-") and holds_bot_home(word.strip("'\""), cwd):
+                return REASON
+    return None
