@@ -166,6 +166,7 @@ class AskerTool(ContextTool):
 
     acts_as_asker = True
     untrusted_output = True  # documents are text no owner wrote
+    untrusted_kind = "document"  # a provenance Kind: the approval card names the document
     no_compress = True  # Markdown layout is the content
     user_scopes: tuple[str, ...] = ()  # from larkbot/scopes.py's manifest
 
