@@ -109,7 +109,8 @@ $(NPM_STAMP): tests/package-lock.json | $(SYS_STAMP)
 # The installed product's virtualenv is built (mostly downloads) while lint and mypy (CPU) run.
 test: $(DEV_STAMP) $(SYS_STAMP) $(NPM_STAMP)
 	@mkdir -p build; $(MAKE) -s installed > build/installed.log 2>&1 & inst=$$!; \
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy larkbot tools cards; rc=$$?; \
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy larkbot tools cards \
+	  && $(BIN)/lint-imports --no-cache; rc=$$?; \
 	wait $$inst || { cat build/installed.log; echo "building the installed product failed"; exit 1; }; \
 	exit $$rc
 	$(WITH_PG) \
@@ -151,6 +152,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy larkbot tools cards
+	$(BIN)/lint-imports --no-cache
 
 fmt: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .

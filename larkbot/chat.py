@@ -15,8 +15,8 @@ import httpx
 from cards.a2ui_text import render_text
 from larkbot.agent import Agent
 from larkbot.chat_commands import Resume, run_command
+from larkbot.chat_consent import TuiConsentProvider
 from larkbot.config import Settings
-from larkbot.consent import TuiConsentProvider
 from larkbot.context import RequestContext
 from larkbot.events import (
     AgentEvent,

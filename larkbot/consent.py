@@ -8,13 +8,10 @@ y/N; the web: a consent card on the event stream. Where nobody can be asked: `No
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from larkbot.context import RequestContext
-from larkbot.terminal import read_line
 from tools.base import BaseTool
 
 
@@ -56,27 +53,3 @@ class NobodyToAsk:
     async def present(self, request: ConsentRequest) -> ConsentAnswer:
         """Refuse: there is nobody here who could say yes."""
         return ConsentAnswer(False, "the owner's approval cannot be asked here")
-
-
-class TuiConsentProvider:
-    """y/N in the terminal, read off the event loop (works with piped stdin; end of input = no)."""
-
-    def __init__(self, out: Any = None) -> None:
-        self._out = out
-        self._lock = asyncio.Lock()  # one question at a time on one terminal
-
-    async def present(self, request: ConsentRequest) -> ConsentAnswer:
-        """Print what the call does and read y/N; a yes holds for the session (unless always)."""
-        out = self._out or sys.stdout
-        if request.always:
-            note = " (asked every time)"
-        else:
-            note = f" (y also allows {request.scope} for the rest of this session)"
-        async with self._lock:
-            print(f"\n⚠ {request.tool.name}: {request.description}{note}", file=out, flush=True)
-            answer = await read_line("Allow? [y/N] ")
-        if answer is None:
-            return ConsentAnswer(False, "no answer (end of input): the user did not allow it")
-        if answer.strip().lower() in ("y", "yes"):
-            return ConsentAnswer(True, "allowed by the user", for_session=not request.always)
-        return ConsentAnswer(False, "the user declined")

@@ -15,8 +15,6 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from larkbot.providers.profiles import get_profile, model_traits
-
 Content = str | list[dict[str, Any]]
 MAX_HISTORY_IMAGES = 4
 IMAGE_PART_CHARS = 1000  # what an image counts for against the history's character budget
@@ -56,13 +54,6 @@ def image_count(content: Any) -> int:
     if not isinstance(content, list):
         return 0
     return sum(1 for p in content if isinstance(p, dict) and p.get("type") == "image_url")
-
-
-def sees_images(model: str, vision: bool | str, provider: str = "auto", base_url: str = "") -> bool:
-    """`llm.vision`: true/false as set; "auto": the provider's model table (`profiles.py`)."""
-    if isinstance(vision, bool):
-        return vision
-    return model_traits(get_profile(provider, base_url), model).vision
 
 
 def _url(part: dict[str, Any]) -> str:

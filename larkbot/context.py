@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from larkbot.policy.provenance import Source
+    from larkbot.sources import Source
 
 Interface = Literal["cli", "web", "lark"]
 

@@ -15,9 +15,9 @@ from typing import Any
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, AttachmentReady, ToolFinished, ToolStarted, UiPayload
 from larkbot.policy import ToolGate, Verdict
-from larkbot.policy.provenance import Kind, Source
 from larkbot.policy.secrets import SecretScrubber
 from larkbot.providers.base import ToolCall
+from larkbot.sources import Kind, Source
 from tools.base import BaseTool, ToolResult
 from tools.executor import ToolExecutor, error_result
 

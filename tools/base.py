@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from larkbot.context import RequestContext
-    from larkbot.policy.provenance import Source
+    from larkbot.sources import Source
 
 ALL_INTERFACES: frozenset[str] = frozenset({"cli", "web", "lark"})
 

@@ -42,8 +42,8 @@ from larkbot.lark.people import Directory
 from larkbot.lark.sandbox import Sandbox
 from larkbot.lark.transcribe import transcribe
 from larkbot.logs import get_logger
-from larkbot.policy.provenance import Kind, Source
 from larkbot.providers.capabilities import sees_images
+from larkbot.sources import Kind, Source
 from tools.attachments import human_size
 
 log = get_logger("larkbot.lark.turn_input")

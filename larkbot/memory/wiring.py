@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from larkbot.config import Settings
@@ -13,11 +13,28 @@ from larkbot.memory.consolidate import Consolidator, Notify
 from larkbot.memory.nightly import Nightly
 from larkbot.memory.service import MemoryService
 from larkbot.providers.base import ChatProvider
-
-if TYPE_CHECKING:
-    from larkbot.runtime_factory import Core
+from tools.runtime import ToolRuntime
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class Core(Protocol):
+    """What the nightly pass reads of `serve`'s core (`runtime_factory.Core` is one)."""
+
+    @property
+    def settings(self) -> Settings:
+        """The process's settings."""
+        ...
+
+    @property
+    def runtime(self) -> ToolRuntime:
+        """The tools' shared services (the memory service among them)."""
+        ...
+
+    @property
+    def provider(self) -> ChatProvider:
+        """The model the consolidation asks."""
+        ...
 
 
 class Leader(Protocol):

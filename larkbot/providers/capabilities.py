@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from larkbot import content_parts
 from larkbot.config import LLMConfig, Settings
+from larkbot.providers.profiles import get_profile, model_traits
 
 
 class _Place(Protocol):
@@ -16,7 +16,9 @@ class _Place(Protocol):
 def sees_images(settings: Settings) -> bool:
     """Whether images go to the model as image parts (`llm.vision`; auto: the model table)."""
     llm = settings.llm
-    return content_parts.sees_images(llm.model, llm.vision, llm.provider, llm.base_url)
+    if isinstance(llm.vision, bool):
+        return llm.vision
+    return model_traits(get_profile(llm.provider, llm.base_url), llm.model).vision
 
 
 def shows_thinking(llm: LLMConfig, place: _Place) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from larkbot.lark.oauth.store import TokenStore
+from larkbot.storage.user_tokens import TokenStore
 from larkbot.web.handlers import service
 
 

@@ -16,7 +16,7 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from larkbot.policy.provenance import Kind, Source
+from larkbot.sources import Kind, Source
 from tools.builtin._paths import inside, resolve
 
 NETWORK_COMMANDS = frozenset(

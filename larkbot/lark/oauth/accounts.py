@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from larkbot.lark.oauth.store import Pair
+from larkbot.storage.user_tokens import Pair
 
 DEVICE_PATH = "/oauth/v1/device_authorization"
 TOKEN_PATH = "/oauth/v3/token"

@@ -15,11 +15,11 @@ import httpx
 from larkbot.config import Settings
 from larkbot.lark.oauth.accounts import Accounts, OAuthError
 from larkbot.lark.oauth.scopes import OFFLINE, accounts_host
-from larkbot.lark.oauth.store import Grant, TokenStore
 from larkbot.lark.oauth.texts import when
-from larkbot.lark.oauth.vault import Vault, VaultMismatch
 from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
+from larkbot.storage.user_tokens import Grant, TokenStore
+from larkbot.storage.vault import Vault, VaultMismatch
 
 
 def run_auth(settings: Settings, args: argparse.Namespace) -> int:

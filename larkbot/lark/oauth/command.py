@@ -17,10 +17,10 @@ from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.oauth.accounts import Accounts, OAuthError
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.scopes import OFFLINE, in_words, requested
-from larkbot.lark.oauth.store import TokenStore
 from larkbot.lark.oauth.texts import lang_of, say, when
-from larkbot.lark.oauth.vault import VaultMismatch
 from larkbot.logs import get_logger
+from larkbot.storage.user_tokens import TokenStore
+from larkbot.storage.vault import VaultMismatch
 
 log = get_logger("larkbot.lark.oauth.command")
 

@@ -12,11 +12,11 @@ import httpx
 
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.lark.oauth.store import TokenStore
-from larkbot.lark.oauth.vault import KEY_FILE
 from larkbot.lark.oauth.wiring import APP_SCOPE_KEY
 from larkbot.lark.shared_cache import SharedCache
 from larkbot.storage.db import Database
+from larkbot.storage.user_tokens import TokenStore
+from larkbot.storage.vault import KEY_FILE
 
 
 async def check_oauth(settings: Settings, http: httpx.AsyncClient) -> CheckResult:

@@ -19,9 +19,9 @@ from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.oauth import texts
 from larkbot.lark.oauth.accounts import Accounts, DeviceCode, OAuthError
 from larkbot.lark.oauth.scopes import OFFLINE, in_words
-from larkbot.lark.oauth.store import Pair, TokenStore
 from larkbot.lark.render import text_content
 from larkbot.logs import get_logger
+from larkbot.storage.user_tokens import Pair, TokenStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.oauth.flow")

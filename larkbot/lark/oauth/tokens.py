@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 
 from larkbot.lark.oauth.accounts import Accounts, OAuthError
 from larkbot.lark.oauth.lease import Leases
-from larkbot.lark.oauth.store import Grant, Pair, TokenStore
-from larkbot.lark.oauth.vault import VaultMismatch
 from larkbot.logs import get_logger
+from larkbot.storage.user_tokens import Grant, Pair, TokenStore
+from larkbot.storage.vault import VaultMismatch
 from tools.workspace.access import NotAuthorized
 
 log = get_logger("larkbot.lark.oauth.tokens")

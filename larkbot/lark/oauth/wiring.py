@@ -22,12 +22,12 @@ from larkbot.lark.oauth.command import AuthCommand
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.lease import DbLeases, Leases, RedisLeases
 from larkbot.lark.oauth.scopes import FEISHU_OPEN, accounts_host, requested
-from larkbot.lark.oauth.store import TokenStore
 from larkbot.lark.oauth.tokens import LarkUserTokens
-from larkbot.lark.oauth.vault import Vault
 from larkbot.lark.shared_cache import SharedCache
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core
+from larkbot.storage.user_tokens import TokenStore
+from larkbot.storage.vault import Vault
 from tools.workspace.access import WorkspaceAccess
 
 log = get_logger("larkbot.lark.oauth.wiring")

@@ -25,8 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy import update as sql_update
 
-from larkbot.lark.oauth.vault import Vault
 from larkbot.storage.db import Database, metadata
+from larkbot.storage.vault import Vault
 
 user_tokens = Table(
     "lark_user_tokens",
