@@ -188,7 +188,8 @@ class App:
             await store.init()
             stack.push_async_callback(store.close)
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
-            approvals = consent = LarkApprovals(client, store, owners.check, timeout)
+            urgent = lambda: self.settings.lark.urgent_after_minutes  # noqa: E731
+            approvals = consent = LarkApprovals(client, store, owners.check, timeout, urgent)
         agent = core.agent(consent, "lark", audit=audit, yield_to=self.ingress.calm)
         dispatcher = None
         if client is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
 
@@ -55,10 +56,11 @@ class Notifier(Protocol):
     """Sends a new (not reply) message to a chat; `uuid` makes a retried send idempotent.
 
     The scheduler knows no channel: the composition root hands it one (the Lark channel's
-    `LarkNotifier`, in its job_delivery module)."""
+    `LarkNotifier`, in its job_delivery module). `urgent`: the people (open_ids) the message is
+    buzzed to as well (an urgent job's creator); empty for an ordinary job."""
 
-    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
-        """Post `text` to `chat_id`."""
+    async def notify(self, chat_id: str, text: str, uuid: str, urgent: Sequence[str] = ()) -> None:
+        """Post `text` to `chat_id`; buzz it to `urgent` when given."""
 
 
 def message_uuid(job_id: str, fire_time: datetime) -> str:
@@ -67,6 +69,12 @@ def message_uuid(job_id: str, fire_time: datetime) -> str:
     one within Lark's one-hour dedup window."""
     key = f"{job_id}|{round(fire_time.timestamp() * 1_000_000)}"
     return "sch-" + hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def urgent_to(target: dict[str, str], creator: dict[str, Any]) -> tuple[str, ...]:
+    """Whom a job's message is buzzed to: its creator, when it was created `urgent`."""
+    open_id = str(creator.get("open_id") or "")
+    return (open_id,) if target.get("urgent") == "true" and open_id else ()
 
 
 def fmt_time(when: datetime | None, tz: tzinfo) -> str:

@@ -28,6 +28,9 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
   answers 99991672 (see tests/fakes/lark_media.py for shapes and error codes)
 - GET   /open-apis/application/v6/applications/{app_id}, /open-apis/event/v1/connection:
   `app_info`, `self_manage`, `online_connections` (tests/fakes/lark_app.py)
+- ephemeral cards (+ delete), urgent_app, document comments (get, list, reply) and docx raw
+  text: `ephemerals`, `urgents`, `comments` (`seed_comment`), `comment_replies`, `docs`,
+  `topic_chats`, `user_tokens` (tests/fakes/lark_native.py)
 
 Lark's per-chat send limit is enforced on create and reply: more than `chat_limit` (5) messages
 within `chat_window` (1 s) to one chat (a reply's chat is its parent's, else the parent's id)
@@ -76,6 +79,7 @@ from aiohttp import web
 from tests.fakes.lark_app import add_app_routes, ready_app_info
 from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
+from tests.fakes.lark_native import add_native_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
 
 _PLACEHOLDER = re.compile(r"\{[^}]*\}")
@@ -146,6 +150,14 @@ class FakeLark:
     self_manage: bool = True
     app_info_reads: int = 0
     online_connections: int = 0
+    # Lark-native routes (tests/fakes/lark_native.py)
+    ephemerals: list[dict[str, Any]] = field(default_factory=list)
+    urgents: list[dict[str, Any]] = field(default_factory=list)
+    comments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    comment_replies: list[dict[str, Any]] = field(default_factory=list)
+    docs: dict[str, str] = field(default_factory=dict)  # docx id -> its raw text
+    topic_chats: set[str] = field(default_factory=set)  # ephemeral cards refused there
+    user_tokens: set[str] = field(default_factory=set)  # people's `u-` tokens the fake accepts
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -168,6 +180,7 @@ class FakeLark:
         add_routes(app, self)
         add_media_routes(app, self)
         add_app_routes(app, self)
+        add_native_routes(app, self)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -360,5 +373,5 @@ class FakeLark:
     def _check_auth(self, authorization: str) -> None:
         if not authorization.startswith("Bearer ") or not authorization[7:]:
             raise ApiError(99991661, "Missing access token for authorization")
-        if authorization[7:] not in self.valid_tokens:
+        if authorization[7:] not in self.valid_tokens | self.user_tokens:
             raise ApiError(99991663, "Invalid access token for authorization")
