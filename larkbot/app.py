@@ -33,6 +33,7 @@ from larkbot.lark.ingress import Ingress
 from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
+from larkbot.lark.native_events import NATIVE_EVENTS, NativeEvents, start_native
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
 from larkbot.lark.render import reply_uuid, text_content
@@ -73,6 +74,7 @@ class LarkParts:
     dispatcher: Dispatcher | None  # None without a client: events are acknowledged only
     long_connection: LarkLongConnection | None = None  # lark.mode websocket only
     ledger: CallLedger | None = None  # the month's Lark API calls (with Lark credentials)
+    native: NativeEvents | None = None  # bot menu, 👍/👎 feedback, document comments
 
 
 class App:
@@ -208,6 +210,13 @@ class App:
                 notify=self._notify_with(client),
                 ingress=self.ingress,
             )
+        native = None
+        if dispatcher is not None and client is not None:
+            ids, lark_cfg = (bot_open_id, s.lark.app_id), lambda: self.settings.lark
+            native = await start_native(
+                client, core, journal, dispatcher, agent, owners, ids, lark_cfg
+            )
+            stack.push_async_callback(native.close)
         drain = s.server.drain_seconds
         notifier = LarkNotifier(client) if client is not None else None
         scheduler = leading_scheduler(core, agent, notifier, owners.check, drain)
@@ -240,6 +249,7 @@ class App:
             dispatcher,
             ws,
             ledger,
+            native,
         )
 
     def _budget(self) -> int:
@@ -325,6 +335,8 @@ class App:
             self._background.add(task)
             task.add_done_callback(self._background_done)
             return "welcome"
+        if event_type in NATIVE_EVENTS:  # menu, 👍/👎, document comments
+            return await parts.native.submit(event_type, envelope, signed) if parts.native else "-"
         if event_type != MESSAGE_EVENT:
             return "ignored"  # other events: acknowledged, nothing to do
         try:

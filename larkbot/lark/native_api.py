@@ -19,7 +19,6 @@ from larkbot.lark.errors import LarkAPIError
 EPHEMERAL_SEND = "/open-apis/ephemeral/v1/send"
 EPHEMERAL_DELETE = "/open-apis/ephemeral/v1/delete"
 FILES = "/open-apis/drive/v1/files"
-COMMENT_REPLY_CHARS = 1000  # what one reply element holds here; longer answers are shortened
 
 
 def _seg(value: str) -> str:
@@ -73,11 +72,16 @@ async def urgent_app(client: LarkClient, message_id: str, open_ids: list[str]) -
     return [str(i) for i in invalid] if isinstance(invalid, list) else []
 
 
+def comment_path(file_token: str, comment_id: str) -> str:
+    """The path of one comment of a document."""
+    return f"{FILES}/{_seg(file_token)}/comments/{_seg(comment_id)}"
+
+
 async def get_comment(
     client: LarkClient, file_token: str, file_type: str, comment_id: str
 ) -> dict[str, Any]:
     """One comment of a document: `quote`, `reply_list.replies[{reply_id, user_id, content}]`."""
-    path = f"{FILES}/{_seg(file_token)}/comments/{_seg(comment_id)}"
+    path = comment_path(file_token, comment_id)
     params = {"file_type": file_type, "user_id_type": "open_id"}
     return _data(await client.transport.request("GET", path, params=params))
 
@@ -86,7 +90,7 @@ async def reply_comment(
     client: LarkClient, file_token: str, file_type: str, comment_id: str, text: str
 ) -> str:
     """Post `text` as the bot's reply in a comment thread; returns the new reply_id."""
-    path = f"{FILES}/{_seg(file_token)}/comments/{_seg(comment_id)}/replies"
+    path = comment_path(file_token, comment_id) + "/replies"
     elements = [{"type": "text_run", "text_run": {"text": text}}]
     resp = await client.transport.request(
         "POST",

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from larkbot.content_parts import text_of
 from larkbot.history_budget import for_display
+from larkbot.storage.feedback import FeedbackStore
 from larkbot.storage.sessions import Message
 from larkbot.web.chat_request import CLIENT_ID, session_key
 from larkbot.web.handlers import error, service
@@ -92,8 +93,14 @@ async def get_session(request: web.Request) -> web.Response:
     running = svc.runs.by_session(sid)
     if not messages and running is None:
         return error(404, "unknown session")
+    feedback = await FeedbackStore(svc.host.core.db).counts(sid)  # 👍/👎 people gave in Lark
     return web.json_response(
-        {"id": sid, "messages": messages, "running": running.run_id if running else None}
+        {
+            "id": sid,
+            "messages": messages,
+            "running": running.run_id if running else None,
+            "feedback": feedback,
+        }
     )
 
 

@@ -268,6 +268,10 @@ class FakeLark:
         """Seed a file/image of a user's message (`size` > 0: that many bytes, generated)."""
         self.resources[(message_id, file_key)] = Resource(content, content_type, filename, size)
 
+    def p2p_chat(self, open_id: str) -> str:
+        """The chat id of `open_id`'s DM with the bot."""
+        return f"oc_p2p_{open_id}"
+
     def texts(self) -> list[str]:
         """Convenience: the `text` of every sent text message, in order."""
         return [m["body"].get("text", "") for m in self.sent if m["msg_type"] == "text"]
