@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 REPLY_CHARS = 1000  # a comment reply stays short; Lark renders it as plain rich text
 SHORTENED = "… (shortened: ask me in a direct message for the whole answer)"
-
-
-class Ask(Protocol):
-    """What the prompt names of the ask (`doc_comments.CommentAsk`)."""
-
-    file_token: str
-    file_type: str
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -43,11 +36,15 @@ def question_of(comment: dict[str, Any], reply_id: str, open_id: str) -> str:
     return reply_text(mine[-1]) if mine else ""
 
 
-def prompt_for(question: str, quote: str, ask: Ask, document: str | None, user_token: str) -> str:
-    """What the model reads: the question, the quoted passage and the document (or why not)."""
+def prompt_for(
+    question: str, quote: str, doc: tuple[str, str], document: str | None, user_token: str
+) -> str:
+    """What the model reads: the question, the quoted passage and the document (or why not).
+
+    `doc`: the document's (file_type, file_token)."""
     lines = [
-        f"Someone @-mentioned you in a comment on a Lark document ({ask.file_type} "
-        f"{ask.file_token}). Answer their question briefly; your answer is posted as a reply "
+        f"Someone @-mentioned you in a comment on a Lark document ({doc[0]} {doc[1]}). "
+        "Answer their question briefly; your answer is posted as a reply "
         "in that comment thread (plain text, no tables).",
         f"Their comment: {question or '(empty)'}",
     ]

@@ -114,7 +114,8 @@ class DocComments:
                 chat_type="comment",
             ).with_untrusted(f"the text of document {ask.file_token}")
             question = question_of(comment, ask.reply_id, ask.open_id)
-            prompt = prompt_for(question, str(comment.get("quote") or ""), ask, document, token)
+            doc = (ask.file_type, ask.file_token)
+            prompt = prompt_for(question, str(comment.get("quote") or ""), doc, document, token)
             final = await self.agent.run(ctx.session_id, prompt, ctx)
             reply_id = await reply_comment(
                 self.client, ask.file_token, ask.file_type, ask.comment_id, answer_text(final.text)
