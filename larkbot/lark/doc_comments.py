@@ -27,6 +27,7 @@ from larkbot.lark.comment_text import answer_text, prompt_for, question_of
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.native_api import comment_path, get_comment, reply_comment
 from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
 from tools.workspace.access import WorkspaceAccess
 
 log = get_logger("larkbot.lark.doc_comments")
@@ -102,6 +103,7 @@ class DocComments:
     async def answer(self, ask: CommentAsk) -> None:
         """Read, run the agent as the commenter, reply in the thread; the claim ends done."""
         bound = log.bind(comment_id=ask.comment_id, file_type=ask.file_type)
+        lease = asyncio.create_task(self._keep_claim(ask.key), name="lark-comment-lease")
         try:
             token = await self._user_token(ask.open_id)
             comment = await self._read_comment(ask, token)
@@ -128,7 +130,18 @@ class DocComments:
             raise
         except Exception:  # not retried: its tools may have run; the log says why
             bound.error("lark_comment_failed", exc_info=True)
+        finally:
+            await cancel_and_wait(lease)
         await self.journal.done(ask.key)
+
+    async def _keep_claim(self, key: str) -> None:
+        """Renew the claim while the answer runs, so no sweeper takes it over meanwhile."""
+        while True:
+            await asyncio.sleep(self.journal.lease_seconds / 3)
+            try:
+                await self.journal.renew(key)
+            except Exception:  # storage trouble: the next round tries again within the lease
+                log.warning("lark_comment_renew_failed", exc_info=True)
 
     async def _user_token(self, open_id: str) -> str:
         """The commenter's own token, or "" (no token store, not authorized, any failure)."""
