@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from tests.fakes.lark_events import envelope
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, TOKEN, Served, message_event, settings_for
+from tests.web_harness import AUTH, WEB_TOKEN
 
 
 def menu_click(key: str, operator: str = OWNER, event_id: str | None = None) -> dict[str, Any]:
@@ -133,3 +135,32 @@ async def wait_counts(store: FeedbackStore, session: str, want: dict[str, int]) 
             break
         await asyncio.sleep(0.02)
     return counts
+
+
+async def test_thumbs_on_a_scheduled_jobs_message_show_on_the_web_page(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    settings = settings_for(home, fake_lark.domain, fake_llm.base_url, web={"token": WEB_TOKEN})
+    fake_llm.reply_text("Weekly report: all green.")
+    async with Served(settings) as s:
+        scheduler = s.app.core.runtime.services["scheduler"]
+        target = {"channel": "lark", "chat_id": "oc_chat", "thread_id": ""}
+        creator = {"open_id": OWNER, "is_owner": True}
+        await scheduler.create(
+            "weekly", "report", interval_minutes=60, target=target, creator=creator
+        )
+        await scheduler.set_next_run_time("weekly", datetime.now(UTC))
+        await fake_lark.wait_for(lambda: any("all green" in m["content"] for m in fake_lark.sent))
+        (job_message,) = fake_lark.sent
+        await s.post_event(reaction(job_message["message_id"], "THUMBSUP"))
+        async with aiohttp.ClientSession(headers=AUTH) as http:
+            deadline = asyncio.get_running_loop().time() + 5
+            while True:
+                async with http.get(s.url("/api/schedules")) as resp:
+                    (job,) = (await resp.json())["schedules"]
+                if job["feedback"]["up"] or asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.02)
+            assert job["feedback"] == {"up": 1, "down": 0}
+            async with http.get(s.url("/api/sessions/schedule:weekly")) as resp:
+                assert (await resp.json())["feedback"] == {"up": 1, "down": 0}

@@ -2,13 +2,16 @@
 
 The event names the message and the emoji, not who sent the message: one GET of the message
 tells whether it is one of this bot's answers (sender: this app) and which turn it answered
-(its parent, the person's message) in which session. Reactions by apps, other emoji and
-reactions on anybody else's messages are ignored. The bot never reacts to people's messages.
+(its parent, the person's message) in which session; a scheduled job's message (no parent)
+belongs to the job's `schedule:<id>` session, which the web page shows. Reactions by apps,
+other emoji and reactions on anybody else's messages are ignored. The bot never reacts to
+people's messages.
 Lark calls: 1 (GET message) per 👍/👎; none for any other emoji.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -18,6 +21,7 @@ from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.routing import session_id_for
 from larkbot.logs import get_logger
 from larkbot.metrics import count_feedback
+from larkbot.scheduler.delivery import job_of
 from larkbot.storage.feedback import Feedback, FeedbackStore, Kind
 
 log = get_logger("larkbot.lark.feedback")
@@ -35,6 +39,15 @@ def _seconds(ms: Any) -> float:
         return int(str(ms)) / 1000.0
     except ValueError:
         return time.time()
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    """The message's content as readable text (a card's JSON with its characters unescaped)."""
+    raw = str(_dict(message.get("body")).get("content") or "")
+    try:
+        return json.dumps(json.loads(raw), ensure_ascii=False)
+    except ValueError:
+        return raw
 
 
 class FeedbackRecorder:
@@ -64,12 +77,16 @@ class FeedbackRecorder:
         chat_id, thread_id = str(message.get("chat_id") or ""), str(message.get("thread_id") or "")
         place = InboundMessage(message_id, chat_id, "", "", "", thread_id=thread_id)
         session = session_id_for(place)  # the session the answer belongs to
+        turn = str(message.get("parent_id") or "")
+        job = None if turn else job_of(_content_text(message))
+        if job is not None:  # a scheduled job's message: its runs' session
+            session = f"schedule:{job}"
         item = Feedback(
             answer_id=message_id,
             open_id=open_id,
             kind=kind,
             session_id=session,
-            turn_id=str(message.get("parent_id") or ""),
+            turn_id=turn,
             chat_id=chat_id,
             at=_seconds(event.get("action_time")),
         )

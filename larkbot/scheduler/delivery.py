@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
@@ -82,6 +83,15 @@ def fmt_time(when: datetime | None, tz: tzinfo) -> str:
     if when is None:
         return "paused"
     return when.astimezone(tz).strftime("%Y-%m-%d %H:%M ") + str(tz)
+
+
+_JOB_IN_TEXT = re.compile(r"定时任务「([\w.:-]{1,64})」")
+
+
+def job_of(text: str) -> str | None:
+    """The job a proactive message is about (the words of `answer_text` and its siblings)."""
+    found = _JOB_IN_TEXT.search(text)
+    return found.group(1) if found else None
 
 
 def answer_text(job_id: str, answer: str) -> str:

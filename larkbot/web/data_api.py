@@ -131,7 +131,7 @@ async def list_schedules(request: web.Request) -> web.Response:
     sched = _scheduler(svc)
     if sched is None:
         return web.json_response({"schedules": [], "enabled": False})
-    store = svc.host.core.store
+    store, feedback = svc.host.core.store, FeedbackStore(svc.host.core.db)
     out = []
     for job in await sched.list():
         last = await store.turns(f"schedule:{job.id}", limit=1)
@@ -144,6 +144,7 @@ async def list_schedules(request: web.Request) -> web.Response:
                 "next_run": job.next_run_time.isoformat() if job.next_run_time else None,
                 "channel": job.target.get("channel", ""),
                 "last_run": _run_summary(*last[-1]) if last else None,
+                "feedback": await feedback.counts(f"schedule:{job.id}"),  # 👍/👎 in Lark
             }
         )
     zone = str(getattr(sched, "tz", ""))  # cron times are in this zone, not the browser's
