@@ -117,3 +117,26 @@ async def test_a_stale_approval_is_buzzed_to_its_owner_once(
     assert all(
         "urgent_sms" not in r.path and "urgent_phone" not in r.path for r in fake_lark.requests
     )
+
+
+async def test_a_stopped_turn_removes_its_ephemeral_card_and_closes_the_line(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    settings, victim = setup(home, fake_lark, fake_llm)
+    fake_lark.add_message("om_g3", "oc_group")
+    async with Served(settings) as s:
+        await s.post_event(group_event("om_g3"))
+        await fake_lark.wait_for(lambda: len(cards_with(fake_lark, "Approval pending")) == 1)
+        stop = message_event(
+            "@_user_1 /stop", chat_id="oc_group", chat_type="group", mentions=[bot_mention()]
+        )
+        await s.post_event(stop)
+        await fake_lark.wait_for(lambda: fake_lark.ephemerals[0]["deleted"])
+        (notice,) = cards_with(fake_lark, "Approval pending")
+        await fake_lark.wait_for(
+            lambda: any(p["message_id"] == notice["message_id"] for p in fake_lark.patches)
+        )
+        assert await s.app.idle(5)
+    assert victim.exists()
+    outcome = [p for p in fake_lark.patches if p["message_id"] == notice["message_id"]]
+    assert "Not answered in time" in json.dumps(outcome[-1]["body"], ensure_ascii=False)

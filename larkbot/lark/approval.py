@@ -21,7 +21,7 @@ from typing import Any
 
 from cards.approval_cards import approval_card, resolved_card
 from larkbot.consent import ConsentAnswer, ConsentRequest
-from larkbot.lark.approval_delivery import CardDelivery
+from larkbot.lark.approval_delivery import CardDelivery, Delivered
 from larkbot.lark.approval_store import ApprovalRow, ApprovalStore, State
 from larkbot.lark.client import LarkClient
 from larkbot.logs import get_logger
@@ -57,6 +57,7 @@ class LarkApprovals:
         self.timeout = timeout
         self.urgent_after = urgent_after
         self.delivery = CardDelivery(client)
+        self._cleanups: set[asyncio.Task[None]] = set()  # cancelled turns' cards being settled
 
     async def present(self, request: ConsentRequest) -> ConsentAnswer:
         """Send the card, wait for the owner's click (on any replica) or the timeout."""
@@ -98,17 +99,12 @@ class LarkApprovals:
             await self.store.close_as_expired(approval_id)
             log.warning("lark_approval_card_failed", tool=tool, exc_info=True)
             return ConsentAnswer(False, "the approval card could not be shown; not run")
-        await self.store.sent(approval_id, sent.card_id or sent.ephemeral_id)
-        log.info("lark_approval_asked", tool=tool, approval=approval_id)
-        buzz = asyncio.create_task(
-            self.delivery.buzz_when_stale(
-                sent, ctx.sender_id, self.urgent_after() * 60, partial(self._open, approval_id)
-            )
-        )
         try:
-            row = await self.store.wait(approval_id)
-        finally:
-            await cancel_and_wait(buzz)
+            row = await self._wait(approval_id, sent, ctx.sender_id)
+        except asyncio.CancelledError:  # the turn is gone: its card and line must not linger
+            self._cleanups.add(task := asyncio.create_task(self._expire(approval_id, sent)))
+            task.add_done_callback(self._cleanups.discard)
+            raise
         await self.delivery.settle(sent, row)
         if row.state == "approved":
             return ConsentAnswer(True, "approved by the owner")
@@ -117,6 +113,27 @@ class LarkApprovals:
         return ConsentAnswer(
             False, f"the owner did not approve within {timeout:g} s, so it was not run"
         )
+
+    async def _wait(self, approval_id: str, sent: Delivered, open_id: str) -> ApprovalRow:
+        """Record where the card went, wait for the answer; buzz `open_id` if it is stale."""
+        await self.store.sent(approval_id, sent.card_id or sent.ephemeral_id)
+        log.info("lark_approval_asked", approval=approval_id)
+        stale = partial(self._open, approval_id)
+        minutes = self.urgent_after()
+        buzz = asyncio.create_task(
+            self.delivery.buzz_when_stale(sent, open_id, minutes * 60, stale)
+        )
+        try:
+            return await self.store.wait(approval_id)
+        finally:
+            await cancel_and_wait(buzz)
+
+    async def _expire(self, approval_id: str, sent: Delivered) -> None:
+        """A cancelled turn's approval: expired, its ephemeral card gone, the line updated."""
+        with contextlib.suppress(Exception):
+            row = await self.store.close_as_expired(approval_id)
+            if row is not None:
+                await self.delivery.settle(sent, row)
 
     async def _open(self, approval_id: str) -> bool:
         row = await self.store.get(approval_id)
