@@ -33,6 +33,7 @@ from tools.workspace.access import WorkspaceAccess
 log = get_logger("larkbot.lark.doc_comments")
 COMMENT_EVENT = "drive.notice.comment_add_v1"
 DOC_CHARS = 8000  # of the document's text shown to the model
+MAX_CONCURRENT = 4  # comment answers running at once on this replica
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -84,6 +85,7 @@ class DocComments:
         is_owner: Callable[[str], Awaitable[bool]],
         services: Mapping[str, Any],
         bot_open_id: str,
+        timeout: Callable[[], float] = lambda: 600.0,  # lark.turn_timeout_seconds
     ) -> None:
         self.client = client
         self.journal = journal
@@ -91,6 +93,9 @@ class DocComments:
         self.is_owner = is_owner
         self.services = services
         self.bot_open_id = bot_open_id
+        self.timeout = timeout
+        # comments bypass the chat queues: a bound of their own keeps a flood from the model
+        self.slots = asyncio.Semaphore(MAX_CONCURRENT)
 
     async def claim(self, envelope: dict[str, Any], signed: bool) -> CommentAsk | None:
         """Before the ack: the ask, when this replica won it (None: ignored or a duplicate)."""
@@ -113,12 +118,13 @@ class DocComments:
                 session_id=f"comment:{ask.file_token}:{ask.comment_id}",
                 sender_id=ask.open_id,
                 is_owner=ask.signed and await self.is_owner(ask.open_id),
-                chat_type="comment",
+                chat_type="group",  # a thread anyone may reply in: senders kept apart
             ).with_untrusted(f"the text of document {ask.file_token}")
             question = question_of(comment, ask.reply_id, ask.open_id)
             doc = (ask.file_type, ask.file_token)
             prompt = prompt_for(question, str(comment.get("quote") or ""), doc, document, token)
-            final = await self.agent.run(ctx.session_id, prompt, ctx)
+            async with self.slots, asyncio.timeout(self.timeout()):
+                final = await self.agent.run(ctx.session_id, prompt, ctx)
             reply_id = await reply_comment(
                 self.client, ask.file_token, ask.file_type, ask.comment_id, answer_text(final.text)
             )

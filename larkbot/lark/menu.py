@@ -11,6 +11,7 @@ Lark calls: 1 (the line) + the turn's own replies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from larkbot.lark.client import MESSAGES, LarkClient, idempotency_key, to_content
@@ -49,10 +50,12 @@ def label(entry: str) -> str:
 class BotMenu:
     """Answers menu clicks through the dispatcher as the clicker's own DM message."""
 
-    def __init__(self, client: LarkClient, dispatcher: Dispatcher, menu: Any) -> None:
+    def __init__(
+        self, client: LarkClient, dispatcher: Dispatcher, menu: Callable[[], dict[str, str]]
+    ) -> None:
         self.client = client
         self.dispatcher = dispatcher
-        self.menu = menu  # () -> the configured `lark.menu` (read at each click)
+        self.menu = menu  # the configured `lark.menu`, read at each click
 
     async def handle(self, envelope: dict[str, Any], signed: bool) -> str:
         """Post the line in the clicker's DM and hand it to the dispatcher; the outcome."""

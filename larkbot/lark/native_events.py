@@ -95,5 +95,13 @@ async def start_native(
     return NativeEvents(
         BotMenu(client, dispatcher, lambda: lark().menu),
         FeedbackRecorder(client, store, app_id),
-        DocComments(client, journal, agent, owners.check, services, bot_open_id),
+        DocComments(
+            client,
+            journal,
+            agent,
+            owners.check,
+            services,
+            bot_open_id,
+            lambda: lark().turn_timeout_seconds,
+        ),
     )
