@@ -140,3 +140,18 @@ async def test_a_stopped_turn_removes_its_ephemeral_card_and_closes_the_line(
     assert victim.exists()
     outcome = [p for p in fake_lark.patches if p["message_id"] == notice["message_id"]]
     assert "Not answered in time" in json.dumps(outcome[-1]["body"], ensure_ascii=False)
+
+
+async def test_a_stale_approval_in_a_dm_buzzes_the_card_itself(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    settings, _ = setup(home, fake_lark, fake_llm, urgent_after_minutes=0.002)
+    async with Served(settings) as s:
+        await s.post_event(message_event("delete victim", message_id="om_d1"))
+        await fake_lark.wait_for(lambda: len(fake_lark.urgents) == 1)
+        (card,) = cards_with(fake_lark, '"approval"')
+        assert fake_lark.urgents == [{"message_id": card["message_id"], "user_id_list": [OWNER]}]
+        assert card["reply_to"] == "om_d1" and not fake_lark.ephemerals
+        await post_click(s, approval_id_of(card["body"]), "deny")
+        assert await s.app.idle(5)
+    assert not cards_with(fake_lark, "Approval pending")  # a DM needs no line
