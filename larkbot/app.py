@@ -210,13 +210,10 @@ class App:
                 notify=self._notify_with(client),
                 ingress=self.ingress,
             )
-        native = None
-        if dispatcher is not None and client is not None:
-            ids, lark_cfg = (bot_open_id, s.lark.app_id), lambda: self.settings.lark
-            native = await start_native(
-                client, core, journal, dispatcher, agent, owners, ids, lark_cfg
-            )
-            stack.push_async_callback(native.close)
+        ids, lark_cfg = (bot_open_id, s.lark.app_id), lambda: self.settings.lark
+        native = await start_native(
+            stack, client, core, journal, dispatcher, agent, owners, ids, lark_cfg
+        )
         drain = s.server.drain_seconds
         notifier = LarkNotifier(client) if client is not None else None
         scheduler = leading_scheduler(core, agent, notifier, owners.check, drain)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from contextlib import AsyncExitStack
 from typing import Any
 
 from larkbot.config import LarkConfig
@@ -78,21 +79,25 @@ class NativeEvents:
 
 
 async def start_native(
-    client: LarkClient,
+    stack: AsyncExitStack,
+    client: LarkClient | None,
     core: Core,
     journal: InboundJournal,
-    dispatcher: Dispatcher,
+    dispatcher: Dispatcher | None,
     agent: Any,
     owners: Owners,
     ids: tuple[str, str],
     lark: Callable[[], LarkConfig],
-) -> NativeEvents:
-    """Build the handlers (`ids`: the bot's open_id and app_id); creates the feedback table."""
+) -> NativeEvents | None:
+    """Build the handlers, closed with `stack` (`ids`: the bot's open_id and app_id); creates
+    the feedback table. None without Lark credentials (nothing can be answered)."""
+    if client is None or dispatcher is None:
+        return None
     bot_open_id, app_id = ids
     store = FeedbackStore(core.db)
     await store.init()
     services = core.runtime.services
-    return NativeEvents(
+    native = NativeEvents(
         BotMenu(client, dispatcher, lambda: lark().menu),
         FeedbackRecorder(client, store, app_id),
         DocComments(
@@ -105,3 +110,5 @@ async def start_native(
             lambda: lark().turn_timeout_seconds,
         ),
     )
+    stack.push_async_callback(native.close)
+    return native
