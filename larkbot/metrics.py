@@ -83,6 +83,8 @@ FEEDBACK = Counter(
     ["kind"],
     registry=REGISTRY,
 )
+for _kind in ("up", "down"):  # both series exist from the start, at 0
+    FEEDBACK.labels(_kind)
 JOURNAL_BACKLOG = Gauge(
     "larkbot_journal_backlog",
     "Inbound Lark messages claimed but not yet answered (refreshed at each scrape).",
