@@ -57,14 +57,18 @@ def approval_card(
     arguments: dict[str, Any],
     timeout: float,
     sources: tuple[str, ...] = (),
+    where: str = "",
 ) -> dict[str, Any]:
     """The question: what would run, Approve / Deny buttons, who may answer and until when.
 
     `sources` names the untrusted content in the conversation (another sender's message, a
     quote, a document, a web page read earlier) that made this call need an approval: the
     owner sees where the idea may have come from, and that `/new` starts clean.
+    `where`: a line saying where it was asked, for a card shown away from that chat (a DM).
     """
     elements = _body(tool, description, arguments)
+    if where:
+        elements.insert(0, grey_note(where[:200]))
     if sources:
         named = "\n".join(f"- {s[:200]}" for s in sources[:5])
         more = f"\n- … and {len(sources) - 5} more" if len(sources) > 5 else ""
@@ -111,10 +115,14 @@ def confirm_card(
     timeout: float,
     asker: str,
     sources: tuple[str, ...] = (),
+    where: str = "",
 ) -> dict[str, Any]:
     """A workspace write shown to the person it acts for: exactly what changes, Confirm /
-    Cancel, and that only they can answer (it runs with their own Lark access)."""
+    Cancel, and that only they can answer (it runs with their own Lark access). `where`: as
+    for `approval_card`."""
     elements = _body(tool, description, arguments)
+    if where:
+        elements.insert(0, grey_note(where[:200]))
     if sources:
         named = "\n".join(f"- {s[:200]}" for s in sources[:5])
         elements.append(
@@ -138,3 +146,25 @@ def confirm_card(
         )
     )
     return base_card("Confirm this change", elements, "blue", subtitle=tool)
+
+
+PENDING_WHERE = {
+    "ephemeral": "in a card only they can see",
+    "dm": "in a direct message",
+}
+OUTCOME_LINES = {
+    "approved": "✅ Approved — running it.",
+    "denied": "❌ Denied — not run.",
+    "expired": "⌛ Not answered in time — not run.",
+}
+
+
+def pending_notice_card(tool: str, where: str) -> dict[str, Any]:
+    """The group's one short line while its approval is asked privately (`PENDING_WHERE` key)."""
+    line = f"⏳ Approval pending for **{tool}**, asked of the person who must decide "
+    return base_card(None, [{"tag": "markdown", "content": line + PENDING_WHERE[where] + "."}])
+
+
+def outcome_notice_card(state: str, tool: str) -> dict[str, Any]:
+    """That line once the approval is decided (or expired): the outcome, nothing private."""
+    return base_card(None, [{"tag": "markdown", "content": f"**{tool}**: {OUTCOME_LINES[state]}"}])

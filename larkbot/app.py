@@ -34,6 +34,7 @@ from larkbot.lark.ingress import Ingress
 from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
+from larkbot.lark.native_events import NATIVE_EVENTS, NativeEvents, start_native
 from larkbot.lark.oauth.wiring import build_oauth
 from larkbot.lark.owners import Owners
 from larkbot.lark.people import Directory
@@ -76,6 +77,7 @@ class LarkParts:
     dispatcher: Dispatcher | None  # None without a client: events are acknowledged only
     long_connection: LarkLongConnection | None = None  # lark.mode websocket only
     ledger: CallLedger | None = None  # the month's Lark API calls (with Lark credentials)
+    native: NativeEvents | None = None  # bot menu, 👍/👎 feedback, document comments
 
 
 class App:
@@ -191,7 +193,8 @@ class App:
             await store.init()
             stack.push_async_callback(store.close)
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
-            approvals = consent = LarkApprovals(client, store, owners.check, timeout)
+            urgent = lambda: self.settings.lark.urgent_after_minutes  # noqa: E731
+            approvals = consent = LarkApprovals(client, store, owners.check, timeout, urgent)
         agent = core.agent(consent, "lark", audit=audit, yield_to=self.ingress.calm)
         dispatcher = None
         auth = await build_oauth(core, client, owners.check, stack)  # /auth, workspace service
@@ -217,6 +220,10 @@ class App:
                 notify=self._notify_with(client),
                 ingress=self.ingress,
             )
+        ids, lark_cfg = (bot_open_id, s.lark.app_id), lambda: self.settings.lark
+        native = await start_native(
+            stack, client, core, journal, dispatcher, agent, owners, ids, lark_cfg
+        )
         drain = s.server.drain_seconds
         notifier = LarkNotifier(client) if client is not None else None
         scheduler = leading_scheduler(core, agent, notifier, owners.check, drain)
@@ -250,6 +257,7 @@ class App:
             dispatcher,
             ws,
             ledger,
+            native,
         )
 
     def _budget(self) -> int:
@@ -335,6 +343,8 @@ class App:
             self._background.add(task)
             task.add_done_callback(self._background_done)
             return "welcome"
+        if event_type in NATIVE_EVENTS:  # menu, 👍/👎, document comments
+            return await parts.native.submit(event_type, envelope, signed) if parts.native else "-"
         if event_type != MESSAGE_EVENT:
             return "ignored"  # other events: acknowledged, nothing to do
         try:

@@ -67,6 +67,11 @@ class LarkConfig(Section):
     max_download_bytes: int = Field(30 * 1024 * 1024, gt=0)  # images/files users send
     topic_follow_up: bool = True  # in a topic the bot answered in, no new @ needed
     monthly_call_budget: int = Field(10_000, ge=0)  # Lark API calls a month; 0 = unlimited
+    # an approval still unanswered this long is buzzed (urgent_app) to its owner once; 0: never
+    urgent_after_minutes: float = Field(10.0, ge=0)
+    # the bot menu (`application.bot.menu_v6`): event_key -> a command (/new …) or a prompt;
+    # entries given here are added to (or replace) the defaults of `larkbot/lark/menu.py`
+    menu: dict[str, str] = Field(default_factory=dict)
 
     @property
     def configured(self) -> bool:

@@ -76,6 +76,15 @@ LLM_TOKENS = Counter(
     ["model", "kind"],
     registry=REGISTRY,
 )
+FEEDBACK = Counter(
+    "larkbot_feedback",
+    "👍 / 👎 reactions people put on the bot's answers in Lark, by kind (up, down); each "
+    "person's reaction on one answer counts once.",
+    ["kind"],
+    registry=REGISTRY,
+)
+for _kind in ("up", "down"):  # both series exist from the start, at 0
+    FEEDBACK.labels(_kind)
 JOURNAL_BACKLOG = Gauge(
     "larkbot_journal_backlog",
     "Inbound Lark messages claimed but not yet answered (refreshed at each scrape).",
@@ -151,6 +160,11 @@ def count_llm_request(
         tokens = getattr(parsed, kind)
         if tokens > 0:
             LLM_TOKENS.labels(model, kind).inc(tokens)
+
+
+def count_feedback(kind: str) -> None:
+    """One new 👍 (`up`) or 👎 (`down`) on an answer."""
+    FEEDBACK.labels(kind).inc()
 
 
 def observe_turn(interface: str, outcome: str, seconds: float) -> None:

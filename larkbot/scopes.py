@@ -44,6 +44,7 @@ FEATURES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "streaming": ("`lark.streaming: true` (default)", lambda s: bool(s.lark.streaming)),
     "group_all": ("`lark.group_policy: all`", lambda s: s.lark.group_policy == "all"),
     "workspace": ("`workspace.enabled` (on by default)", _workspace_on),
+    "native": ("always (menu, feedback, doc comments, buzz)", lambda s: True),
 }
 
 
@@ -105,6 +106,39 @@ MANIFEST: tuple[Need, ...] = (
         "every group message, and topic follow-ups without an @ (sensitive)",
         "only @-mentions arrive",
     ),
+    _scope(
+        "im:message.urgent",
+        "native",
+        "buzzing (urgent_app, in the app only) an urgent scheduled job's message to its creator, "
+        "and an approval still open after `lark.urgent_after_minutes` to its owner",
+        "no buzz (the messages themselves still arrive)",
+    ),
+    _scope(
+        "im:message.reactions:read",
+        "native",
+        "👍/👎 on the bot's answers as feedback (name unconfirmed; lark-cli lists "
+        "`im:message:receive_as_bot` for the reaction event)",
+        "no feedback is recorded",
+    ),
+    _scope(
+        "docs:document.comment:read",
+        "native",
+        "reading the comment the bot is @-mentioned in (as the bot, when the commenter has not "
+        "authorized)",
+        "comment questions cannot be read",
+    ),
+    _scope(
+        "docs:document.comment:create",
+        "native",
+        "the bot's own reply in a document comment thread",
+        "comment questions go unanswered",
+    ),
+    _scope(
+        "drive:drive:readonly",
+        "native",
+        "receiving `drive.notice.comment_add_v1` (the event's scope per peers; unconfirmed)",
+        "@-mentions in document comments never arrive",
+    ),
     Need(
         "event",
         "im.message.receive_v1",
@@ -132,6 +166,27 @@ MANIFEST: tuple[Need, ...] = (
         "chat",
         "one short welcome when someone opens a DM with the bot",
         "no welcome in DMs",
+    ),
+    Need(
+        "event",
+        "application.bot.menu_v6",
+        "native",
+        "the bot menu (`lark.menu`: new conversation, my tasks, /auth, help), answered in a DM",
+        "menu items do nothing",
+    ),
+    Need(
+        "event",
+        "im.message.reaction.created_v1",
+        "native",
+        "👍/👎 on the bot's answers, stored as feedback (`larkbot_feedback_total`)",
+        "no feedback is recorded",
+    ),
+    Need(
+        "event",
+        "drive.notice.comment_add_v1",
+        "native",
+        "@-mentions of the bot in document comments, answered in the comment thread",
+        "the bot never answers in documents",
     ),
     Need(
         "callback",

@@ -47,12 +47,10 @@ async def post_click(s: Served, approval_id: str, decision: str, operator: str =
 
 
 def approval_cards(fake: FakeLark) -> list[dict[str, Any]]:
-    """Approval cards sent so far."""
-    return [
-        m["body"]
-        for m in fake.sent
-        if m["msg_type"] == "interactive" and "Approval" in json.dumps(m["body"].get("header", {}))
-    ]
+    """Approval cards sent so far (in groups: ephemeral cards, only the clicker sees them)."""
+    sent = [m["body"] for m in fake.sent if m["msg_type"] == "interactive"]
+    cards = sent + [e["card"] for e in fake.ephemerals]
+    return [c for c in cards if "Approval" in json.dumps(c.get("header", {}))]
 
 
 def approval_id_of(card: dict[str, Any]) -> str:

@@ -26,10 +26,10 @@ from larkbot.lark.client import LarkClient
 from larkbot.lark.errors import LarkAPIError
 from larkbot.lark.final_card import FinalCardView
 from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.lark.streaming import StreamingCardView
 from larkbot.lark.transport import RetryPolicy
 from larkbot.lark.turns import PlainReplyView
-from larkbot.scheduler import LarkNotifier
 from tests.fakes.lark_cardkit import CardRules, md_tables
 from tests.fakes.lark_server import FakeLark, route_key
 from tests.table_answers import ANSWERS, CELL, assert_whole, shown, tables

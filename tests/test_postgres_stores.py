@@ -279,3 +279,19 @@ def test_url_helpers_mask_passwords_and_translate_tls() -> None:
     assert safe_url("sqlite:////data/larkbot.db") == "sqlite:////data/larkbot.db"
     assert async_url(url).endswith("/larkbot?ssl=require")
     assert sync_url(url.replace("sslmode=", "ssl=")).endswith("/larkbot?sslmode=require")
+
+
+async def test_feedback_is_stored_once_per_person_answer_and_kind(db: Database) -> None:
+    from larkbot.storage.feedback import Feedback, FeedbackStore
+
+    store = FeedbackStore(db)
+    await store.init()
+    await store.init()  # idempotent, as on every start
+    up = Feedback("om_a1", "ou_ann", "up", "lark:oc_1", "om_q1", "oc_1", time.time())
+    assert await store.record(up)
+    assert not await store.record(up)  # a redelivered event
+    assert await store.record(
+        Feedback("om_a1", "ou_bob", "down", "lark:oc_1", "om_q1", "oc_1", 1.0)
+    )
+    assert await store.counts("lark:oc_1") == {"up": 1, "down": 1}
+    assert await store.counts("lark:oc_other") == {"up": 0, "down": 0}

@@ -196,3 +196,20 @@ async def test_same_run_delivered_twice_posts_once(bot: Bot) -> None:
     await bot.notifier.notify("oc_chat", "早报", uid)
     await bot.notifier.notify("oc_chat", "早报", uid)  # e.g. a retry after a lost response
     assert len(bot.lark.sent) == 1 and bot.lark.dedup_hits == 1
+
+
+async def test_an_urgent_job_buzzes_its_creator_when_it_fires(bot: Bot) -> None:
+    svc = bot.service()
+    await svc.start()
+    job = {"job_id": "alarm", "prompt": "提醒我开会", "interval_minutes": 60, "urgent": True}
+    await say(bot, "每小时加急提醒我", schedule_create=job)
+    assert "buzzed to you" in bot.tool_results()[-1]
+    await say(bot, "列出", schedule_list={})
+    assert "chat oc_chat (urgent)" in bot.tool_results()[-1]
+    bot.llm.reply_text("该开会了")
+    await svc.set_next_run_time("alarm", datetime.now(UTC))
+    await bot.lark.wait_for(lambda: len(bot.lark.urgents) == 1)
+    (msg,) = bot.lark.sent
+    assert bot.lark.urgents == [{"message_id": msg["message_id"], "user_id_list": ["ou_owner"]}]
+    urgent = [r for r in bot.lark.requests if r.path.endswith("/urgent_app")]
+    assert urgent[0].query == {"user_id_type": "open_id"}

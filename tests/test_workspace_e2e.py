@@ -20,12 +20,15 @@ PLAN = "# Q3 plan\n\n- launch the beta in July\n- hire two engineers\n"
 
 
 def confirm_cards(fake: FakeLark) -> list[dict[str, Any]]:
-    """Confirmation cards (workspace writes) sent so far."""
-    return [
-        m
+    """Confirmation cards (workspace writes) sent so far: replies in a DM, and in a group the
+    ephemeral card only the asker sees (`to`: whom it was shown to)."""
+    sent = [
+        {"body": m["body"], "to": m.get("reply_to")}
         for m in fake.sent
-        if m["msg_type"] == "interactive" and "Confirm this change" in json.dumps(m["body"])
+        if m["msg_type"] == "interactive"
     ]
+    shown = sent + [{"body": e["card"], "to": e["open_id"]} for e in fake.ephemerals]
+    return [c for c in shown if "Confirm this change" in json.dumps(c["body"])]
 
 
 def served(home: Path, fake: FakeLark, llm: FakeLLM, **over: Any) -> Served:
@@ -94,7 +97,7 @@ async def test_a_write_waits_for_the_askers_own_click(
         await s.post_event(group_event(f"add 'ship docs' to {LINK}", ALICE, "om_ws_3"))
         await fake_lark.wait_for(lambda: len(confirm_cards(fake_lark)) == 1)
         card = confirm_cards(fake_lark)[0]
-        assert card["reply_to"] == "om_ws_3" and "- ship docs" in json.dumps(card["body"])
+        assert card["to"] == ALICE and "- ship docs" in json.dumps(card["body"])  # hers alone
         approval = approval_id_of(card["body"])
         for other in (BOB, OWNER):  # another member, and even the bot's owner: nothing
             answer = await post_click(s, approval, "approve", operator=other)

@@ -1,7 +1,8 @@
 """Approval cards in Lark: an owner's `consent_always` call waits for an Approve / Deny click.
 
-`LarkApprovals` is Lark's ConsentProvider: it presents the policy's Ask as a card replying in
-the turn's thread (naming any untrusted content that raised the bar) and waits
+`LarkApprovals` is Lark's ConsentProvider: it presents the policy's Ask as a card (naming any
+untrusted content that raised the bar) to the person who must click — a reply in a DM, an
+ephemeral card or a DM in a group (`approval_delivery.py`) — and waits
 (lark.approval_timeout_seconds, then refused). `handle_card` answers the verified
 `card.action.trigger` at once (well within Lark's 3 s): only an owner's click counts (for a
 workspace write acting as someone, only that person's: `Ask.confirm_by`), a late
@@ -16,14 +17,16 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from cards.approval_cards import approval_card, confirm_card, resolved_card
 from larkbot.consent import ConsentAnswer, ConsentRequest
+from larkbot.lark.approval_delivery import CardDelivery, Delivered
 from larkbot.lark.approval_store import ApprovalRow, ApprovalStore, State
 from larkbot.lark.client import LarkClient
-from larkbot.lark.render import reply_uuid
 from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.approval")
 # The id of a confirmation only the asker may give (workspace writes acting as them).
@@ -49,11 +52,15 @@ class LarkApprovals:
         store: ApprovalStore,
         is_owner: Callable[[str], Awaitable[bool]],
         timeout: Callable[[], float],
+        urgent_after: Callable[[], float] = lambda: 0.0,  # minutes (lark.urgent_after_minutes)
     ) -> None:
         self.client = client
         self.store = store
         self.is_owner = is_owner
         self.timeout = timeout
+        self.urgent_after = urgent_after
+        self.delivery = CardDelivery(client)
+        self._cleanups: set[asyncio.Task[None]] = set()  # cancelled turns' cards being settled
 
     async def present(self, request: ConsentRequest) -> ConsentAnswer:
         """Send the card, wait for the owner's click (on any replica) or the timeout."""
@@ -84,52 +91,70 @@ class LarkApprovals:
         self, approval_id: str, request: ConsentRequest, timeout: float
     ) -> ConsentAnswer:
         ctx, tool = request.context, request.tool.name
-        if request.confirm_by:
-            card = confirm_card(
-                approval_id,
-                tool,
-                request.description,
-                dict(request.arguments),
-                timeout,
-                request.confirm_by,
-                request.sources,
-            )
-        else:
-            card = approval_card(
-                approval_id,
-                tool,
-                request.description,
-                dict(request.arguments),
-                timeout,
-                request.sources,
-            )
         who = "the person who asked" if request.confirm_by else "the owner"
-        try:
-            message_id = await self.client.reply(
-                ctx.message_id,
-                "interactive",
-                card,
-                uuid=reply_uuid(ctx.message_id, f"approval:{approval_id}"),
-                reply_in_thread=bool(ctx.thread_id),
-                chat_id=ctx.chat_id,
-                degrade=False,  # buttons are the point: a text version could never be approved
+
+        def card(where: str) -> dict[str, Any]:
+            arguments = dict(request.arguments)
+            if request.confirm_by:
+                return confirm_card(
+                    approval_id,
+                    tool,
+                    request.description,
+                    arguments,
+                    timeout,
+                    request.confirm_by,
+                    request.sources,
+                    where,
+                )
+            return approval_card(
+                approval_id, tool, request.description, arguments, timeout, request.sources, where
             )
+
+        try:  # to the person who must click only (approval_delivery.py)
+            sent = await self.delivery.send(ctx, approval_id, tool, card)
         except Exception:
             await self.store.close_as_expired(approval_id)
             log.warning("lark_approval_card_failed", tool=tool, exc_info=True)
             return ConsentAnswer(False, "the approval card could not be shown; not run")
-        await self.store.sent(approval_id, message_id)
-        log.info("lark_approval_asked", tool=tool, approval=approval_id)
-        row = await self.store.wait(approval_id)
+        try:
+            row = await self._wait(approval_id, sent, ctx.sender_id)
+        except asyncio.CancelledError:  # the turn is gone: its card and line must not linger
+            self._cleanups.add(task := asyncio.create_task(self._expire(approval_id, sent)))
+            task.add_done_callback(self._cleanups.discard)
+            raise
+        await self.delivery.settle(sent, row)
         if row.state == "approved":
             return ConsentAnswer(True, f"approved by {who}")
         if row.state == "denied":
             return ConsentAnswer(False, f"{who} denied it; do not retry unless asked")
-        with contextlib.suppress(Exception):  # the card says so; best effort
-            await self.client.patch(message_id, _card(row)["card"]["data"])
         return ConsentAnswer(
             False, f"{who} did not approve within {timeout:g} s, so it was not run"
         )
+
+    async def _wait(self, approval_id: str, sent: Delivered, open_id: str) -> ApprovalRow:
+        """Record where the card went, wait for the answer; buzz `open_id` if it is stale."""
+        await self.store.sent(approval_id, sent.card_id or sent.ephemeral_id)
+        log.info("lark_approval_asked", approval=approval_id)
+        stale = partial(self._open, approval_id)
+        minutes = self.urgent_after()
+        buzz = asyncio.create_task(
+            self.delivery.buzz_when_stale(sent, open_id, minutes * 60, stale)
+        )
+        try:
+            return await self.store.wait(approval_id)
+        finally:
+            await cancel_and_wait(buzz)
+
+    async def _expire(self, approval_id: str, sent: Delivered) -> None:
+        """A cancelled turn's approval: expired, its ephemeral card gone, the line updated."""
+        with contextlib.suppress(Exception):
+            row = await self.store.close_as_expired(approval_id)
+            if row is not None:
+                await self.delivery.settle(sent, row)
+
+    async def _open(self, approval_id: str) -> bool:
+        row = await self.store.get(approval_id)
+        return row is not None and row.state == "pending"
 
     async def handle_card(self, envelope: dict[str, Any]) -> dict[str, Any]:
         """Answer a card click at once: toast, and the resolved card when the state is final."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from typing import Any, Protocol
 
@@ -55,10 +57,11 @@ class Notifier(Protocol):
     """Sends a new (not reply) message to a chat; `uuid` makes a retried send idempotent.
 
     The scheduler knows no channel: the composition root hands it one (the Lark channel's
-    `LarkNotifier`, in its job_delivery module)."""
+    `LarkNotifier`, in its job_delivery module). `urgent`: the people (open_ids) the message is
+    buzzed to as well (an urgent job's creator); empty for an ordinary job."""
 
-    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
-        """Post `text` to `chat_id`."""
+    async def notify(self, chat_id: str, text: str, uuid: str, urgent: Sequence[str] = ()) -> None:
+        """Post `text` to `chat_id`; buzz it to `urgent` when given."""
 
 
 def message_uuid(job_id: str, fire_time: datetime) -> str:
@@ -69,11 +72,26 @@ def message_uuid(job_id: str, fire_time: datetime) -> str:
     return "sch-" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
+def urgent_to(target: dict[str, str], creator: dict[str, Any]) -> tuple[str, ...]:
+    """Whom a job's message is buzzed to: its creator, when it was created `urgent`."""
+    open_id = str(creator.get("open_id") or "")
+    return (open_id,) if target.get("urgent") == "true" and open_id else ()
+
+
 def fmt_time(when: datetime | None, tz: tzinfo) -> str:
     """A time as users see it: in the configured zone, with the zone's name."""
     if when is None:
         return "paused"
     return when.astimezone(tz).strftime("%Y-%m-%d %H:%M ") + str(tz)
+
+
+_JOB_IN_TEXT = re.compile(r"定时任务「([\w.:-]{1,64})」")
+
+
+def job_of(text: str) -> str | None:
+    """The job a proactive message is about (the words of `answer_text` and its siblings)."""
+    found = _JOB_IN_TEXT.search(text)
+    return found.group(1) if found else None
 
 
 def answer_text(job_id: str, answer: str) -> str:

@@ -18,6 +18,7 @@ from larkbot.scheduler.delivery import (
     fmt_time,
     message_uuid,
     missed_text,
+    urgent_to,
 )
 from larkbot.scheduler.store import JobInfo
 
@@ -105,7 +106,8 @@ async def run_job(
         reason = "timed out" if isinstance(err, TimeoutError) else str(err) or type(err).__name__
         text = failure_text(job_id, reason)
         kind = "failure"
-    await deliver(service, target, text, message_uuid(job_id, fire_time))
+    uid = message_uuid(job_id, fire_time)
+    await deliver(service, target, text, uid, urgent_to(target, creator))
     bound.info("schedule_run_done", outcome=kind)
 
 
@@ -123,12 +125,23 @@ async def tell_missed(service: ScheduleService, job_id: str, scheduled: datetime
     await deliver(service, info.target, text, message_uuid(job_id, scheduled))
 
 
-async def deliver(service: ScheduleService, target: dict[str, str], text: str, uid: str) -> None:
-    """Post to the job's chat (a new message), or log when it has none (CLI jobs)."""
+async def deliver(
+    service: ScheduleService,
+    target: dict[str, str],
+    text: str,
+    uid: str,
+    urgent: tuple[str, ...] = (),
+) -> None:
+    """Post to the job's chat (a new message), or log when it has none (CLI jobs).
+
+    `urgent`: people the message is buzzed to as well (an urgent job's creator)."""
     chat_id = target.get("chat_id", "")
     if target.get("channel") == "lark" and chat_id and service.notifier is not None:
         try:
-            await service.notifier.notify(chat_id, text, uid)
+            if urgent:
+                await service.notifier.notify(chat_id, text, uid, urgent)
+            else:  # an ordinary job: notifiers written before `urgent` existed still work
+                await service.notifier.notify(chat_id, text, uid)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -187,7 +187,10 @@ class JobInfo:
     def where(self) -> str:
         """The delivery target in words."""
         chat = self.target.get("chat_id")
-        return f"chat {chat}" if chat else f"{self.target.get('channel', 'cli')} (logged only)"
+        urgent = " (urgent)" if self.target.get("urgent") == "true" else ""
+        return (
+            f"chat {chat}{urgent}" if chat else f"{self.target.get('channel', 'cli')} (logged only)"
+        )
 
     def line(self, tz: tzinfo, lang: str = "zh") -> str:
         """One line for `schedule_list` and `larkbot jobs list`."""

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from larkbot.content_parts import text_of
 from larkbot.history_budget import for_display
+from larkbot.storage.feedback import FeedbackStore
 from larkbot.storage.sessions import Message
 from larkbot.web.chat_request import CLIENT_ID, session_key
 from larkbot.web.handlers import error, service
@@ -92,8 +93,14 @@ async def get_session(request: web.Request) -> web.Response:
     running = svc.runs.by_session(sid)
     if not messages and running is None:
         return error(404, "unknown session")
+    feedback = await FeedbackStore(svc.host.core.db).counts(sid)  # 👍/👎 people gave in Lark
     return web.json_response(
-        {"id": sid, "messages": messages, "running": running.run_id if running else None}
+        {
+            "id": sid,
+            "messages": messages,
+            "running": running.run_id if running else None,
+            "feedback": feedback,
+        }
     )
 
 
@@ -124,7 +131,7 @@ async def list_schedules(request: web.Request) -> web.Response:
     sched = _scheduler(svc)
     if sched is None:
         return web.json_response({"schedules": [], "enabled": False})
-    store = svc.host.core.store
+    store, feedback = svc.host.core.store, FeedbackStore(svc.host.core.db)
     out = []
     for job in await sched.list():
         last = await store.turns(f"schedule:{job.id}", limit=1)
@@ -137,6 +144,7 @@ async def list_schedules(request: web.Request) -> web.Response:
                 "next_run": job.next_run_time.isoformat() if job.next_run_time else None,
                 "channel": job.target.get("channel", ""),
                 "last_run": _run_summary(*last[-1]) if last else None,
+                "feedback": await feedback.counts(f"schedule:{job.id}"),  # 👍/👎 in Lark
             }
         )
     zone = str(getattr(sched, "tz", ""))  # cron times are in this zone, not the browser's

@@ -139,7 +139,14 @@ def add_routes(app: web.Application, fake: FakeLark) -> None:
         receive_id = body.get("receive_id")
         if not isinstance(receive_id, str) or not receive_id:
             raise ApiError(230034, "receive_id is invalid")
-        chat_id = receive_id if kind == "chat_id" else ""
+        # a person's DM with the bot is a chat of its own (Lark answers its chat_id too)
+        chat_id = (
+            receive_id
+            if kind == "chat_id"
+            else fake.p2p_chat(receive_id)
+            if kind == "open_id"
+            else ""
+        )
         fake.check_chat_rate(receive_id)
         where = {"chat_id": chat_id, "receive_id": receive_id, "receive_id_type": kind}
         return ok(_create(fake, body, **where))

@@ -34,6 +34,9 @@ Routes (Lark's paths and JSON shapes; route keys for `fail_next`/`set_latency` a
   `app_info`, `self_manage`, `online_connections` (tests/fakes/lark_app.py)
 - GET   /open-apis/authen/v1/user_info, /open-apis/task/v2/tasks  with a user token from
   `fake.user_tokens` (tests/fakes/lark_user.py; filled by tests/fakes/lark_accounts.py)
+- ephemeral cards (+ delete), urgent_app, document comments (get, list, reply) and docx raw
+  text: `ephemerals`, `urgents`, `comments` (`seed_comment`), `comment_replies`, `docs`,
+  `topic_chats` (tests/fakes/lark_native.py)
 
 Lark's per-chat send limit is enforced on create and reply: more than `chat_limit` (5) messages
 within `chat_window` (1 s) to one chat (a reply's chat is its parent's, else the parent's id)
@@ -82,6 +85,7 @@ from aiohttp import web
 from tests.fakes.lark_app import add_app_routes, ready_app_info
 from tests.fakes.lark_cardkit import ApiError, CardKit, CardRules
 from tests.fakes.lark_media import Resource, Upload, add_media_routes
+from tests.fakes.lark_native import add_native_routes
 from tests.fakes.lark_routes import JSON_BODY, add_routes
 from tests.fakes.lark_user import add_user_routes
 from tests.fakes.lark_workspace import FakeWorkspace, add_workspace_routes
@@ -157,6 +161,13 @@ class FakeLark:
     # documents, sheets, bases and tasks, per person's user token (tests/fakes/lark_workspace.py)
     workspace: FakeWorkspace = field(default_factory=FakeWorkspace)
     user_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)  # u-… → person
+    # Lark-native routes (tests/fakes/lark_native.py)
+    ephemerals: list[dict[str, Any]] = field(default_factory=list)
+    urgents: list[dict[str, Any]] = field(default_factory=list)
+    comments: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    comment_replies: list[dict[str, Any]] = field(default_factory=list)
+    docs: dict[str, str] = field(default_factory=dict)  # docx id -> its raw text
+    topic_chats: set[str] = field(default_factory=set)  # ephemeral cards refused there
 
     def __post_init__(self) -> None:
         self.valid_tokens: set[str] = set()
@@ -181,6 +192,7 @@ class FakeLark:
         add_app_routes(app, self)
         add_workspace_routes(app, self)
         add_user_routes(app, self)  # before the workspace: user_info
+        add_native_routes(app, self)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -267,6 +279,10 @@ class FakeLark:
     ) -> None:
         """Seed a file/image of a user's message (`size` > 0: that many bytes, generated)."""
         self.resources[(message_id, file_key)] = Resource(content, content_type, filename, size)
+
+    def p2p_chat(self, open_id: str) -> str:
+        """The chat id of `open_id`'s DM with the bot."""
+        return f"oc_p2p_{open_id}"
 
     def texts(self) -> list[str]:
         """Convenience: the `text` of every sent text message, in order."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ class Sent:
     chat_id: str
     text: str
     uuid: str
+    urgent: tuple[str, ...] = ()  # the people it was buzzed to
 
 
 class RecordingNotifier:
@@ -29,9 +30,9 @@ class RecordingNotifier:
         self.sent: list[Sent] = []
         self._queue: asyncio.Queue[Sent] = asyncio.Queue()
 
-    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
+    async def notify(self, chat_id: str, text: str, uuid: str, urgent: Sequence[str] = ()) -> None:
         """Record one message."""
-        msg = Sent(chat_id, text, uuid)
+        msg = Sent(chat_id, text, uuid, tuple(urgent))
         self.sent.append(msg)
         self._queue.put_nowait(msg)
 

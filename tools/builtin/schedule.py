@@ -44,7 +44,8 @@ class ScheduleCreateTool(_ScheduleTool):
         "Create a scheduled task: at each time the agent runs `prompt` in its own session and the "
         "answer is posted to this chat. Give exactly one of `cron` (5 fields: minute hour day "
         "month weekday, e.g. '0 9 * * *' = every day 09:00, '0 9 * * 1-5' = weekdays) or "
-        "`interval_minutes` (>= 1). Times are in the configured timezone."
+        "`interval_minutes` (>= 1). Times are in the configured timezone. `urgent`: in Lark, "
+        "each run's message is also buzzed (urgent_app) to you, for alerts that must not wait."
     )
     parameters = {  # noqa: RUF012
         "type": "object",
@@ -53,6 +54,10 @@ class ScheduleCreateTool(_ScheduleTool):
             "prompt": {"type": "string", "description": "the instruction run at each time"},
             "cron": {"type": "string", "description": "5-field cron expression"},
             "interval_minutes": {"type": "integer", "minimum": 1},
+            "urgent": {
+                "type": "boolean",
+                "description": "buzz each run's message to the creator (Lark urgent_app)",
+            },
         },
         "required": ["job_id", "prompt"],
     }
@@ -62,6 +67,9 @@ class ScheduleCreateTool(_ScheduleTool):
         """Validate and store the job, recording who asked and where."""
         job_id, prompt = str(kw.get("job_id", "")).strip(), str(kw.get("prompt", "")).strip()
         cron, minutes = kw.get("cron") or None, kw.get("interval_minutes")
+        target = {"channel": ctx.interface, "chat_id": ctx.chat_id, "thread_id": ctx.thread_id}
+        if kw.get("urgent") is True:
+            target["urgent"] = "true"  # delivery buzzes the creator (scheduler/delivery.py)
         if ctx.interface == "lark" and not ctx.is_owner:
             return ToolResult("only the bot's owners can create scheduled tasks", is_error=True)
         if not _JOB_ID.match(job_id):
@@ -77,19 +85,16 @@ class ScheduleCreateTool(_ScheduleTool):
                 prompt,
                 cron=cron,
                 interval_minutes=minutes,
-                target={
-                    "channel": ctx.interface,
-                    "chat_id": ctx.chat_id,
-                    "thread_id": ctx.thread_id,
-                },
+                target=target,
                 creator={"open_id": ctx.sender_id, "is_owner": ctx.is_owner},
             )
         except ScheduleError as err:
             return ToolResult(str(err), is_error=True)
         where = "this chat" if info.target.get("chat_id") else "the log (no chat)"
+        buzz = " and are buzzed to you" if info.target.get("urgent") == "true" else ""
         return (
             f"Created {info.id}: {info.words(_lang(ctx))}; next run "
-            f"{fmt_time(info.next_run_time, svc.tz)}; results go to {where}."
+            f"{fmt_time(info.next_run_time, svc.tz)}; results go to {where}{buzz}."
         )
 
 

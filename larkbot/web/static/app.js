@@ -319,9 +319,15 @@ function sendExample(text) {
 async function openSession(id) {
   const resp = await api("GET", `/api/sessions/${encodeURIComponent(id)}`);
   if (!resp.ok) return;
-  const { messages, running } = await resp.json();
+  const { messages, running, feedback } = await resp.json();
   state.session = id;
   $("messages").replaceChildren();
+  if (feedback && (feedback.up || feedback.down)) {  // 👍/👎 people gave the answers in Lark
+    const badge = document.createElement("div");
+    badge.className = "feedback-badge";
+    badge.textContent = `👍 ${feedback.up} · 👎 ${feedback.down}`;
+    $("messages").append(badge);
+  }
   for (const m of messages) {
     if (m.role === "user") addMessage("user", textOf(m.content));
     else if (m.role === "assistant") {

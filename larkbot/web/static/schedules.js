@@ -52,6 +52,8 @@ export async function loadSchedules() {
       await api("DELETE", `/api/schedules/${encodeURIComponent(job.id)}`);
       loadSchedules();
     });
+    const fb = job.feedback || {};
+    if (fb.up || fb.down) head.append(node("span", "feedback-badge", `👍 ${fb.up} · 👎 ${fb.down}`));
     head.append(remove);
     card.append(head, node("p", "schedule-prompt", job.prompt), node("p", "schedule-next", `${t("next")}: ${when(job.next_run)}${job.next_run == null ? "" : hereNote}`));
     const last = node("div", "schedule-last");

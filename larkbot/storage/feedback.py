@@ -1,0 +1,79 @@
+"""👍 / 👎 on the bot's answers: one row per person, answer and kind, in the shared database.
+
+Written by the Lark channel (`lark/feedback.py`, from `im.message.reaction.created_v1`), read
+by the web page's session view; both go through this leaf, so neither imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from larkbot.storage.db import Database, metadata
+
+Kind = Literal["up", "down"]
+
+feedback_table = sa.Table(
+    "feedback",
+    metadata,
+    sa.Column("answer_id", sa.String(64), primary_key=True),  # the bot's message reacted on
+    sa.Column("open_id", sa.String(255), primary_key=True),  # who
+    sa.Column("kind", sa.String(8), primary_key=True),  # up | down
+    sa.Column("session_id", sa.String(255), nullable=False, index=True),
+    sa.Column("turn_id", sa.String(64), nullable=False, default=""),  # the message it answered
+    sa.Column("chat_id", sa.String(64), nullable=False, default=""),
+    sa.Column("at", sa.Float, nullable=False),  # when (Lark's action_time, seconds)
+)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """One reaction on one answer."""
+
+    answer_id: str
+    open_id: str
+    kind: Kind
+    session_id: str
+    turn_id: str
+    chat_id: str
+    at: float
+
+
+class FeedbackStore:
+    """Record feedback once per person, answer and kind; count it per session."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._created = False
+
+    async def init(self) -> None:
+        """Create the table (idempotent)."""
+        await self.db.create(feedback_table)
+        self._created = True
+
+    async def record(self, item: Feedback) -> bool:
+        """Store it; False when this person's same reaction on that answer was stored before."""
+        if not self._created:
+            await self.init()
+        try:
+            async with self.db.engine.begin() as conn:
+                await conn.execute(feedback_table.insert().values(**vars(item)))
+        except IntegrityError:  # a redelivered event, or a reaction removed and put back
+            return False
+        return True
+
+    async def counts(self, session_id: str) -> dict[str, int]:
+        """`{"up": n, "down": m}` for one session."""
+        if not self._created:
+            await self.init()
+        c = feedback_table.c
+        query = (
+            sa.select(c.kind, sa.func.count()).where(c.session_id == session_id).group_by(c.kind)
+        )
+        async with self.db.read() as conn:
+            rows = (await conn.execute(query)).all()
+        found = {str(kind): int(n) for kind, n in rows}
+        return {"up": found.get("up", 0), "down": found.get("down", 0)}

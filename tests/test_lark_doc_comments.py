@@ -1,0 +1,135 @@
+"""Document comments that @-mention the bot: one reply in the thread, the commenter's token."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.fakes.lark_events import envelope
+from tests.fakes.lark_native import seed_comment, text_reply
+from tests.fakes.lark_server import FakeLark
+from tests.fakes.llm import FakeLLM
+from tests.lark_harness import OWNER, TOKEN, Served, settings_for
+from tools.workspace.access import NotAuthorized, WorkspaceAccess
+
+DOC = "doxcnREPORT"
+
+
+class DictTokens:
+    """UserTokens over a dict: open_id -> the person's `u-` token."""
+
+    def __init__(self, tokens: dict[str, str]) -> None:
+        self.tokens = tokens
+
+    async def token_for(self, open_id: str) -> str:
+        """The person's token, or NotAuthorized."""
+        if open_id not in self.tokens:
+            raise NotAuthorized(open_id)
+        return self.tokens[open_id]
+
+    async def invalidate(self, open_id: str, token: str) -> None:
+        """Forget it."""
+        self.tokens.pop(open_id, None)
+
+
+class HttpApi:
+    """WorkspaceApi straight to the fake Lark with the given user token."""
+
+    def __init__(self, http: httpx.AsyncClient, domain: str) -> None:
+        self.http, self.domain = http, domain
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        user_token: str,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> dict[str, Any]:
+        """The response's data; RuntimeError on a Lark error."""
+        headers = {"Authorization": f"Bearer {user_token}"}
+        resp = await self.http.request(
+            method, self.domain + path, params=dict(params or {}), json=json, headers=headers
+        )
+        body = resp.json()
+        if body.get("code") != 0:
+            raise RuntimeError(body.get("msg"))
+        return body.get("data") or {}
+
+
+def comment_event(
+    reply_id: str, sender: str = OWNER, event_id: str | None = None, mentioned: bool = True
+) -> dict[str, Any]:
+    """A drive.notice.comment_add_v1 envelope (the wire shape lark-oapi documents)."""
+    meta = {
+        "file_token": DOC,
+        "file_type": "docx",
+        "from_user_id": {"open_id": sender},
+        "to_user_id": {"open_id": "ou_bot"},
+        "notice_type": "comment_add",
+    }
+    event = {
+        "comment_id": "c1",
+        "reply_id": reply_id,
+        "is_mentioned": mentioned,
+        "notice_meta": meta,
+    }
+    return envelope("drive.notice.comment_add_v1", event, token=TOKEN, event_id=event_id)
+
+
+def seed(fake: FakeLark) -> None:
+    """A comment on a passage, asking the bot; the document's text."""
+    question = text_reply("r1", OWNER, "@larkbot is this number right?")
+    seed_comment(fake, DOC, "c1", "Q3 revenue grew 12%", [question])
+    fake.docs[DOC] = "Quarterly report. Q3 revenue: 10.4M, Q2: 9.3M."
+
+
+async def test_a_comment_question_is_answered_once_in_its_thread(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    seed(fake_lark)
+    fake_lark.user_tokens["u-owner"] = {"open_id": OWNER, "name": "Owner", "scopes": []}
+    fake_llm.reply_text("It is about 11.8%, not 12%.")
+    settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
+    async with Served(settings) as s, httpx.AsyncClient() as http:
+        tokens = DictTokens({OWNER: "u-owner"})
+        s.app.core.runtime.services["workspace"] = WorkspaceAccess(
+            tokens, HttpApi(http, fake_lark.domain)
+        )
+        assert (await s.post_event(comment_event("r1", event_id="ev_c1")))[0] == 200
+        assert (await s.post_event(comment_event("r1", event_id="ev_c1")))[0] == 200  # again
+        await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
+        (reply,) = fake_lark.comment_replies
+        assert reply["comment_id"] == "c1" and reply["text"] == "It is about 11.8%, not 12%."
+        assert reply["token"].startswith("t-fake-")  # the bot writes its own reply
+        # the bot's own reply comes back as an event: never answered
+        assert (await s.post_event(comment_event(reply["reply_id"], sender="ou_bot")))[0] == 200
+        assert (await s.post_event(comment_event("r9", mentioned=False)))[0] == 200
+    (prompt,) = [r["messages"][-1]["content"] for r in fake_llm.requests]
+    assert "is this number right?" in prompt and "Q3 revenue grew 12%" in prompt
+    assert "Q3 revenue: 10.4M" in prompt  # the document, read as the commenter
+    doc_reads = [r for r in fake_lark.requests if r.path.endswith("/raw_content")]
+    assert [r.authorization for r in doc_reads] == ["Bearer u-owner"]
+    assert len(fake_lark.comment_replies) == 1
+
+
+async def test_without_an_authorization_only_the_comment_is_used(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    seed(fake_lark)
+    fake_llm.reply_text("Send /auth so I can read the report. " + "x" * 2000)
+    settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
+    async with Served(settings) as s, httpx.AsyncClient() as http:
+        access = WorkspaceAccess(DictTokens({}), HttpApi(http, fake_lark.domain))
+        s.app.core.runtime.services["workspace"] = access
+        await s.post_event(comment_event("r1"))
+        await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
+    prompt = fake_llm.requests[0]["messages"][-1]["content"]
+    assert "has not authorized you" in prompt and "Q3 revenue: 10.4M" not in prompt
+    assert not [r for r in fake_lark.requests if r.path.endswith("/raw_content")]
+    text = fake_lark.comment_replies[0]["text"]
+    assert len(text) <= 1000 and text.endswith("ask me in a direct message for the whole answer)")
