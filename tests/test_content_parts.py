@@ -9,13 +9,14 @@ from typing import Any
 
 from PIL import Image
 
+from larkbot.config import Settings
 from larkbot.content_parts import (
     local_image_part,
     materialize,
-    sees_images,
     text_of,
     text_part,
 )
+from larkbot.providers.capabilities import sees_images
 from larkbot.storage.sessions import message_chars
 
 
@@ -59,8 +60,11 @@ def test_an_image_costs_a_fixed_share_of_the_history_budget(tmp_path: Path) -> N
 
 
 def test_which_models_see_images() -> None:
+    def sees(model: str, vision: bool | str) -> bool:
+        return sees_images(Settings.model_validate({"llm": {"model": model, "vision": vision}}))
+
     for model in ("gpt-4o-mini", "gpt-4.1", "claude-3-5-sonnet", "gemini-2.0-flash", "qwen-vl-max"):
-        assert sees_images(model, "auto"), model
+        assert sees(model, "auto"), model
     for model in ("deepseek-chat", "o3-mini", "qwen-turbo", "gpt-3.5-turbo"):
-        assert not sees_images(model, "auto"), model
-    assert sees_images("deepseek-chat", True) and not sees_images("gpt-4o", False)
+        assert not sees(model, "auto"), model
+    assert sees("deepseek-chat", True) and not sees("gpt-4o", False)
