@@ -240,7 +240,7 @@ async def test_starts_while_a_write_transaction_of_this_loop_is_open(
             starting = asyncio.create_task(svc.start())
             await asyncio.sleep(0.3)  # the start runs meanwhile, in its thread
             await conn.execute(holder.insert().values(id=1))
-        await asyncio.wait_for(starting, 10)
+        await asyncio.wait_for(starting, 30)
         assert await svc.list() == []
     finally:
         await db.close()

@@ -277,13 +277,13 @@ async def test_timeout_kills_the_whole_process_group(
     reader = asyncio.create_task(asyncio.to_thread(fifo.read_text))
     loop = asyncio.get_running_loop()
     started = loop.time()
-    res = await asyncio.wait_for(LarkCalendarEventsTool(rt).run(action="agenda"), 15)
+    res = await asyncio.wait_for(LarkCalendarEventsTool(rt).run(action="agenda"), 25)
     elapsed = loop.time() - started
-    child = int(await asyncio.wait_for(reader, 5))
+    child = int(await asyncio.wait_for(reader, 30))
     try:
         assert isinstance(res, ToolResult) and "timed out after 1 s" in res.content
-        assert elapsed < 5  # 1 s timeout, not the child's 30 s
-        for _ in range(50):  # SIGKILL was sent to the group; its delivery is asynchronous
+        assert elapsed < 20  # 1 s timeout, not the child's 30 s (room for a loaded machine)
+        for _ in range(300):  # SIGKILL was sent to the group; its delivery is asynchronous
             if dead(child):
                 break
             await asyncio.sleep(0.1)
