@@ -70,7 +70,7 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[int]
     finally:
         proc.terminate()
         try:
-            await asyncio.wait_for(proc.wait(), 10)
+            await asyncio.wait_for(proc.wait(), 30)
         except TimeoutError:
             proc.kill()
             await proc.wait()

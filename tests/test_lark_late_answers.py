@@ -106,8 +106,8 @@ async def test_turn_whose_answer_is_answered_late_posts_it_once(
         s.app.client.transport.retry = QUICK
         fake_lark.answer_late(REPLY, 0.5, times=3)
         assert (await s.post_event(message_event("hi", message_id="om_late_answer")))[0] == 200
-        await fake_lark.wait_for(lambda: fake_lark.dedup_hits == 3, timeout=10)
-        assert await s.app.idle(5)
+        await fake_lark.wait_for(lambda: fake_lark.dedup_hits == 3, timeout=30)
+        assert await s.app.idle(30)
         assert await s.app.message_status("om_late_answer") == "done"
     assert fake_lark.texts() == ["the answer"]
 
@@ -126,6 +126,6 @@ async def test_turn_lark_never_answers_is_retried_later_not_reported(
         )
         fake_lark.answer_late(REPLY, 0.5, times=100)
         assert (await s.post_event(message_event("hi", message_id="om_silent")))[0] == 200
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert await s.app.message_status("om_silent") == "claimed"  # released for a re-run
     assert fake_lark.texts() == ["the answer"]

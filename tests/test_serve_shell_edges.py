@@ -29,7 +29,7 @@ def _alive(pid: int) -> bool:
         return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
-async def _until_dead(pid: int, within: float = 5.0) -> bool:
+async def _until_dead(pid: int, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:

@@ -223,7 +223,7 @@ async def test_lark_cli_killed_when_the_call_is_cancelled(
     monkeypatch.setenv("FAKE_CLI_MODE", "hang")
     monkeypatch.setenv("FAKE_CLI_PIDFIFO", str(fifo))
     task = asyncio.create_task(LarkCalendarEventsTool(rt).run(action="agenda"))
-    pid = int(await asyncio.wait_for(asyncio.to_thread(fifo.read_text), 10))
+    pid = int(await asyncio.wait_for(asyncio.to_thread(fifo.read_text), 30))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
