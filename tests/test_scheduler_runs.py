@@ -92,7 +92,7 @@ async def test_two_leaders_at_once_run_a_tick_once(factory: Callable[..., Any]) 
     await a.set_next_run_time("tick", datetime.now(UTC))
     b.lead()  # as when b took an expired lease while a had not noticed yet
     a.lead()
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(30):
         while not (notes[0].sent or notes[1].sent):
             await asyncio.sleep(0.01)  # poll interval of a bounded wait
     a.poll()  # one more wakeup pass each: the tick is claimed and done, nothing runs again
