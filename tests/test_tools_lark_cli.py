@@ -101,7 +101,8 @@ async def rt(
     cli.chmod(cli.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_CLI_LOG", str(tmp_path / "argv.jsonl"))
-    settings = parse_settings({"tools": {"lark_cli": {"timeout_seconds": 1}}})
+    # 3 s: above what starting the fake CLI takes on a loaded machine; "slow" never ends in time
+    settings = parse_settings({"tools": {"lark_cli": {"timeout_seconds": 3}}})
     db = Database(settings.storage.url)
     async with httpx.AsyncClient() as http:
         yield ToolRuntime("lark", LiveSettings(settings), http, db)
@@ -182,7 +183,7 @@ async def test_send_needs_exactly_one_target(rt: ToolRuntime) -> None:
     [
         ("auth", "auth login"),
         ("garbage", "not JSON"),
-        ("slow", "timed out after 1 s"),
+        ("slow", "timed out after 3 s"),
     ],
 )
 async def test_cli_failures_become_clear_errors(
@@ -281,8 +282,8 @@ async def test_timeout_kills_the_whole_process_group(
     elapsed = loop.time() - started
     child = int(await asyncio.wait_for(reader, 30))
     try:
-        assert isinstance(res, ToolResult) and "timed out after 1 s" in res.content
-        assert elapsed < 20  # 1 s timeout, not the child's 30 s (room for a loaded machine)
+        assert isinstance(res, ToolResult) and "timed out after 3 s" in res.content
+        assert elapsed < 20  # 3 s timeout, not the child's 30 s (room for a loaded machine)
         for _ in range(300):  # SIGKILL was sent to the group; its delivery is asynchronous
             if dead(child):
                 break
