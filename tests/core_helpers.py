@@ -39,6 +39,25 @@ class SleepTool(BaseTool):
         return f"slept {kw['seconds']}"
 
 
+class MeetTool(BaseTool):
+    """Returns only once `together` calls of it are running at the same time."""
+
+    name = "meet"
+    description = "Wait for the others."
+    parameters = {"type": "object", "properties": {}}  # noqa: RUF012
+
+    def __init__(self, together: int) -> None:
+        self.together, self.arrived, self.met = together, 0, asyncio.Event()
+
+    async def run(self, **kw: Any) -> str:
+        self.arrived += 1
+        if self.arrived == self.together:
+            self.met.set()
+        # calls run one after the other never meet; the bound only catches that
+        await asyncio.wait_for(self.met.wait(), 30)
+        return f"met {self.together}"
+
+
 class RaisingTool(BaseTool):
     """Always raises."""
 

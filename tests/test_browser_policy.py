@@ -26,8 +26,8 @@ async def _turn(s: Served, fake_lark: FakeLark, sender: str) -> None:
     before = len(fake_lark.sent)
     event = message_event("open the page", sender=sender, chat_id=f"oc_{sender}")
     assert (await s.post_event(event))[0] == 200
-    await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=10)
-    assert await s.app.idle(5)
+    await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=30)
+    assert await s.app.idle(30)
 
 
 async def test_non_owner_in_lark_never_gets_a_browser_tool(
@@ -139,7 +139,7 @@ async def test_owner_screenshot_arrives_as_a_lark_image_message(
             await fake_lark.wait_for(
                 lambda: any(m["msg_type"] == "image" for m in fake_lark.sent[before:]), timeout=30
             )
-            assert await s.app.idle(10)
+            assert await s.app.idle(30)
         assert "Welcome to the test shop" in tool_results(fake_llm.requests[1])[0]
         (upload,) = [u for u in fake_lark.uploads if u.kind == "image"]
         assert upload.content[:8] == b"\x89PNG\r\n\x1a\n" and upload.name.endswith(".png")

@@ -164,7 +164,7 @@ async def test_a_link_opening_a_new_tab_becomes_a_tab(browser: Browser, sites: S
     )
     # the popup arrives on its own time: reported with this result or the next one
     seen = [after]  # every listing: a note may come with one listed just before the tab
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(30):
         while "t2  " not in seen[-1]:
             seen.append((await browser.call(browser.tab, action="list")).content)
             await asyncio.sleep(0.05)

@@ -78,7 +78,7 @@ async def test_approval_of_a_cancelled_turn_expires_and_ignores_late_clicks(
         ctx = RequestContext("lark", "s1", "ou_owner", True, message_id="om_1")
         request = ConsentRequest(_Dangerous(), {}, "do it", "danger", True, ctx)
         task = asyncio.create_task(approvals.present(request))
-        await asyncio.wait_for(client.shown.wait(), 5)
+        await asyncio.wait_for(client.shown.wait(), 30)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -116,5 +116,5 @@ async def test_a_click_before_the_send_returns_counts(store: ApprovalStore) -> N
         approvals = client.approvals = LarkApprovals(client, store, _owner, lambda: 30.0)
         ctx = RequestContext("lark", "s1", "ou_owner", True, message_id="om_1")
         request = ConsentRequest(_Dangerous(), {}, "do it", "danger", True, ctx)
-        answer = await asyncio.wait_for(approvals.present(request), 5)
+        answer = await asyncio.wait_for(approvals.present(request), 30)
         assert answer.allowed and "Approved" in client.answer["toast"]["content"]

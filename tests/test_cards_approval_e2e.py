@@ -99,7 +99,7 @@ async def test_owner_approves_and_the_command_runs(
         assert validate_lark_card(answer["card"]["data"]) == []
         assert "Approved" in json.dumps(answer["card"]["data"], ensure_ascii=False)
         await fake_lark.wait_for(lambda: "Deleted." in fake_lark.texts())
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert not victim.exists()
 
         again = await post_click(s, approval, "deny")
@@ -135,7 +135,7 @@ async def test_no_click_before_the_timeout_means_refused_and_expired(
         late = await post_click(s, approval, "approve")
         assert late["toast"]["content"] == "This approval has expired."
         assert "Expired" in json.dumps(late["card"]["data"], ensure_ascii=False)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert victim.exists()
     expired = [json.loads(p["content"]) for p in fake_lark.patches]
     assert any("Expired" in json.dumps(c, ensure_ascii=False) for c in expired)
@@ -172,7 +172,7 @@ async def test_streaming_card_shows_the_wait_for_approval(
         await fake_lark.wait_for(
             lambda: any(not c.streaming_mode for c in fake_lark.cardkit.cards.values())
         )
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     (card,) = fake_lark.cardkit.cards.values()
     assert card.elements["stream"].endswith("Deleted.") and "✓ **shell**" in card.elements["stream"]
     assert not victim.exists()

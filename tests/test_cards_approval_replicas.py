@@ -23,6 +23,10 @@ from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, message_event, redis_server
 from tests.test_cards_approval_e2e import approval_cards, approval_id_of, post_click, setup
 
+# Only the signal wakes the waiter before its 30 s re-read; a loaded machine still answers
+# well within this bound.
+WOKEN_WITHIN = 20
+
 
 @asynccontextmanager
 async def replicas(
@@ -98,7 +102,7 @@ async def test_expiry_holds_across_replicas(
         click = await post_click(b, approval, "approve")
         assert click["toast"]["content"] == "This approval has expired."
         assert "Expired" in json.dumps(click["card"]["data"], ensure_ascii=False)
-        assert await a.app.idle(5)
+        assert await a.app.idle(30)
     assert victim.exists()
     patched = [json.loads(p["content"]) for p in fake_lark.patches]  # by the asking replica
     assert any("Expired" in json.dumps(c, ensure_ascii=False) for c in patched)
@@ -118,7 +122,7 @@ async def _woken_by(signal_a: Signal, signal_b: Signal, db_a: Database, db_b: Da
             b.answer("ap_1", "approved", "ou_owner"), b.answer("ap_1", "denied", "ou_owner")
         )
         assert sorted(answers) == [False, True]  # first answer wins, exactly once
-        row = await asyncio.wait_for(waiter, 10)
+        row = await asyncio.wait_for(waiter, WOKEN_WITHIN)
         assert row.state in ("approved", "denied") and row.answered_by == "ou_owner"
         return time.monotonic() - start
     finally:
@@ -131,7 +135,10 @@ async def test_postgres_notify_wakes_the_waiting_replica(pg_url: str) -> None:
     sig_a = PostgresSignal(db_a, APPROVAL_CHANNEL)
     sig_a.poll_seconds = 30.0  # only NOTIFY can wake it in time
     try:
-        assert await _woken_by(sig_a, PostgresSignal(db_b, APPROVAL_CHANNEL), db_a, db_b) < 5
+        assert (
+            await _woken_by(sig_a, PostgresSignal(db_b, APPROVAL_CHANNEL), db_a, db_b)
+            < WOKEN_WITHIN
+        )
     finally:
         await db_a.close()
         await db_b.close()
@@ -144,7 +151,10 @@ async def test_redis_pubsub_wakes_the_waiting_replica(tmp_path: Path) -> None:
         sig_a = RedisSignal(redis_url, APPROVAL_CHANNEL)
         sig_a.poll_seconds = 30.0
         try:
-            assert await _woken_by(sig_a, RedisSignal(redis_url, APPROVAL_CHANNEL), db_a, db_b) < 5
+            assert (
+                await _woken_by(sig_a, RedisSignal(redis_url, APPROVAL_CHANNEL), db_a, db_b)
+                < WOKEN_WITHIN
+            )
         finally:
             await db_a.close()
             await db_b.close()

@@ -66,8 +66,8 @@ async def test_turn_answers_are_valid_cards_on_every_path(
     fake_llm.add(Reply(text=text, text_chunk=2000, delay=delay))
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url, lark=lark)) as s:
         await s.post_event(message_event("weather tables", message_id=f"om_{path}_{answer}"))
-        await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-        assert await s.app.idle(10)
+        await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=30)
+        assert await s.app.idle(30)
     if path == "streamed":
         assert fake_lark.cardkit.cards, "a slow turn streams into a CardKit card"
     assert_valid_and_whole(fake_lark, last_line)
@@ -87,7 +87,7 @@ async def test_scheduled_job_messages_are_valid_cards(
             "tables", "the weather", interval_minutes=60, target=LARK_TARGET, creator=OWNER
         )
         await svc.set_next_run_time("tables", datetime.now(UTC))
-        await fake_lark.wait_for(lambda: last_line in everything_shown(fake_lark), timeout=10)
+        await fake_lark.wait_for(lambda: last_line in everything_shown(fake_lark), timeout=30)
     finally:
         await app.stop()
     assert all(m["receive_id"] == "oc_chat" for m in fake_lark.sent)

@@ -23,6 +23,7 @@ from tests.core_helpers import (
     DangerTool,
     EchoTool,
     HangingTool,
+    MeetTool,
     PrivateEcho,
     RaisingTool,
     ScriptedConsent,
@@ -46,19 +47,17 @@ def final(events: list) -> FinalAnswer:
     return answers[0]
 
 
-async def test_two_one_second_tools_run_concurrently(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    rig = await make_rig(fake_llm.base_url, tmp_path, [SleepTool()])
-    fake_llm.reply_tools(("sleep", {"seconds": 1}), ("sleep", {"seconds": 1}))
+async def test_two_tool_calls_run_concurrently(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    # each call returns only once both are running: one after the other, neither would
+    rig = await make_rig(fake_llm.base_url, tmp_path, [MeetTool(together=2)])
+    fake_llm.reply_tools(("meet", {}), ("meet", {}))
     fake_llm.reply_text("both done")
-    started = time.perf_counter()
-    events = await collect(rig.agent, "sleep twice", ctx())
-    elapsed = time.perf_counter() - started
+    events = await collect(rig.agent, "meet twice", ctx())
     await rig.close()
-    assert elapsed < 1.9  # one after the other takes at least 2 s
-    assert [e.content for e in finished(events)] == ["slept 1", "slept 1"]
+    assert [e.content for e in finished(events)] == ["met 2", "met 2"]
     assert final(events).text == "both done"
     tool_msgs = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
-    assert [m["content"] for m in tool_msgs] == ["slept 1", "slept 1"]
+    assert [m["content"] for m in tool_msgs] == ["met 2", "met 2"]
 
 
 async def test_failures_become_error_results_and_loop_answers(

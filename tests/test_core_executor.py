@@ -98,7 +98,7 @@ class WaitingTool(BaseTool):
 async def test_cancellation_propagates() -> None:
     tool = WaitingTool()
     task = asyncio.create_task(executor(tool).execute(ToolCall("1", "wait", {}), OWNER))
-    await asyncio.wait_for(tool.started.wait(), 5)  # the tool is running, not just scheduled
+    await asyncio.wait_for(tool.started.wait(), 30)  # the tool is running, not just scheduled
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -154,13 +154,14 @@ async def test_streamed_answers_reuse_one_connection(fake_llm: FakeLLM) -> None:
 
 
 async def test_stream_held_open_after_done_still_answers_promptly(fake_llm: FakeLLM) -> None:
-    fake_llm.add(Reply(text="done early", hold_open=5.0))
+    fake_llm.add(Reply(text="done early", hold_open=60.0))
     async with httpx.AsyncClient() as http:
         p = provider(fake_llm.base_url, http, max_retries=0)
         started = time.monotonic()
         text, _, done = await stream_all(p)
     assert (text, done.finish_reason) == ("done early", "stop")
-    assert time.monotonic() - started < 4.0  # not the server's 5 s: the drain gives up first
+    # not the server's 60 s: the drain gives up first (a wide margin for a loaded machine)
+    assert time.monotonic() - started < 30
 
 
 async def test_connection_cut_mid_stream_is_an_error(fake_llm: FakeLLM) -> None:

@@ -31,11 +31,11 @@ async def test_cancel_and_wait_does_not_swallow_the_callers_cancel() -> None:
 
     worker = asyncio.create_task(slow_to_stop())
     stopper = asyncio.create_task(cancel_and_wait(worker))
-    await asyncio.wait_for(cleaning.wait(), 5)
+    await asyncio.wait_for(cleaning.wait(), 30)
     stopper.cancel()  # e.g. shutdown cancelling the component that is stopping
     release.set()
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(stopper, 5)
+        await asyncio.wait_for(stopper, 30)
     assert worker.done()
 
 

@@ -24,6 +24,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 HEADER_TIMEOUT = 1.0
 CAP = 12
+# A close (or answer) the server owes comes within this: only a broken server reaches it.
+CLOSED_WITHIN = 20
 
 
 def _free_port() -> int:
@@ -68,7 +70,7 @@ async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[int]
     finally:
         proc.terminate()
         try:
-            await asyncio.wait_for(proc.wait(), 10)
+            await asyncio.wait_for(proc.wait(), 30)
         except TimeoutError:
             proc.kill()
             await proc.wait()
@@ -104,18 +106,18 @@ async def test_a_trickling_header_is_cut_at_the_deadline(served: int) -> None:
     started = time.monotonic()
 
     async def trickle() -> None:
-        for n in range(100):  # one header line every 0.2 s: never a whole header
+        for n in range(300):  # one header line every 0.2 s: never a whole header (60 s)
             writer.write(f"X-Slow-{n}: a\r\n".encode())
             await asyncio.sleep(0.2)
 
     task = asyncio.create_task(trickle())
     try:
-        assert await _closed_within(reader, HEADER_TIMEOUT + 4)
+        assert await _closed_within(reader, HEADER_TIMEOUT + CLOSED_WITHIN)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         writer.close()
-    assert time.monotonic() - started < HEADER_TIMEOUT + 4
+    assert time.monotonic() - started < HEADER_TIMEOUT + CLOSED_WITHIN  # not the 60 s trickle
     assert await _healthy(served)
 
 
@@ -123,7 +125,7 @@ async def test_the_connection_cap_drops_half_open_connections_first(served: int)
     half_open = [await _open(served, b"GET /healthz HTTP/1.1\r\n") for _ in range(CAP + 8)]
     try:
         assert await _healthy(served)  # room made by dropping the oldest half-open ones
-        dropped = [await _closed_within(r, 0.5) for r, _ in half_open[:8]]
+        dropped = [await _closed_within(r, CLOSED_WITHIN) for r, _ in half_open[:8]]
         assert all(dropped)
     finally:
         for _, w in half_open:
@@ -134,12 +136,18 @@ async def test_past_the_cap_with_every_header_sent_new_connections_are_refused(
     served: int,
 ) -> None:
     # Whole headers, bodies still to come: these are requests in progress, never dropped.
-    header = b"POST /lark/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    # `Expect: 100-continue`: the server's `100 Continue` says it has parsed that header.
+    header = (
+        b"POST /lark/events HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
+        b"Expect: 100-continue\r\n\r\n"
+    )
     busy = [await _open(served, header) for _ in range(CAP)]
     try:
-        await asyncio.sleep(0.3)  # let the server parse every header
+        for r, _ in busy:  # every header parsed, however long a loaded machine takes
+            interim = await asyncio.wait_for(r.readuntil(b"\r\n\r\n"), CLOSED_WITHIN)
+            assert interim.startswith(b"HTTP/1.1 100"), interim
         reader, writer = await _open(served, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert await _closed_within(reader, 2)
+        assert await _closed_within(reader, CLOSED_WITHIN)
         writer.close()
         assert not any([await _closed_within(r, 0.05) for r, _ in busy])
     finally:
@@ -160,17 +168,24 @@ async def test_unverified_bodies_share_one_memory_budget(served: int) -> None:
     header = f"POST /lark/events HTTP/1.1\r\nHost: x\r\nContent-Length: {size + 1}\r\n\r\n"
     first = await _open(served, header.encode() + b"x" * size)  # the last byte never comes
     try:
-        await asyncio.sleep(0.3)
-        async with httpx.AsyncClient(timeout=10) as http:
-            resp = await http.post(
-                f"http://127.0.0.1:{served}/lark/events",
-                content=b"y" * size,
-                headers={"Content-Type": "application/json"},
-            )
-        assert resp.status_code == 503  # Lark retries later
+        # Refused (503: Lark retries later) once the server holds the first body's bytes;
+        # until it has read them, the second is judged on its merits: asked again (bounded).
+        deadline = time.monotonic() + CLOSED_WITHIN
+        async with httpx.AsyncClient(timeout=CLOSED_WITHIN) as http:
+            while True:
+                resp = await http.post(
+                    f"http://127.0.0.1:{served}/lark/events",
+                    content=b"y" * size,
+                    headers={"Content-Type": "application/json"},
+                )
+                if resp.status_code == 503 or time.monotonic() > deadline:
+                    break
+                assert resp.status_code in (400, 401), resp.status_code
+                await asyncio.sleep(0.1)
+        assert resp.status_code == 503
     finally:
         first[1].close()
-    assert await _closed_within(first[0], 2)
+    assert await _closed_within(first[0], CLOSED_WITHIN)
     async with httpx.AsyncClient(timeout=10) as http:  # the held bytes were given back
         for _ in range(50):
             resp = await http.post(f"http://127.0.0.1:{served}/lark/events", content=b"y" * size)

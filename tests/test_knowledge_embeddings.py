@@ -103,7 +103,9 @@ async def test_hung_endpoint_is_bounded_and_not_retried(
         kb = make_kb(root, http, fake.base_url, timeout=0.3)
         started = time.monotonic()
         assert await names(kb, "caffeine") == ["sleep.md"]
-        assert time.monotonic() - started < 2.5
+        # the 0.3 s timeout, not the hang (for ever); retries are counted below, so the bound
+        # can be wide enough for a loaded machine
+        assert time.monotonic() - started < 20
         for _ in range(5):
             assert await names(kb, "caffeine") == ["sleep.md"]
         assert len(fake.requests) == 1  # resting after the failure: no retry storm

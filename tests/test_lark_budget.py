@@ -151,13 +151,24 @@ def api_calls_made(fake: FakeLark) -> list[str]:
 
 
 async def ten_second_answer(view: StreamingCardView | PlainReplyView, scale: float) -> None:
-    """A ~10 s turn (scaled): a tool step, then the answer streamed in 30 pieces."""
-    await asyncio.sleep(0.5 * scale)
+    """A ~10 s turn (scaled): a tool step, then the answer streamed in 30 pieces.
+
+    Each event is due at its second of the turn on the loop's clock: on a loaded machine a late
+    wakeup does not push every later event back (30 small delays made the turn outlast the
+    view's next update), and a stall wakes the earlier deadline first, as in real time.
+    """
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+
+    async def at(second: float) -> None:
+        await asyncio.sleep(max(0.0, start + second * scale - loop.time()))
+
+    await at(0.5)
     await view.on_event(ToolStarted("c1", "web_search", {"query": "phones"}))
-    await asyncio.sleep(1.5 * scale)
+    await at(2.0)
     await view.on_event(ToolFinished("c1", "web_search", "results", False, 1.5))
     for i in range(30):
-        await asyncio.sleep(0.25 * scale)
+        await at(2.0 + 0.25 * (i + 1))
         await view.on_event(TextDelta(f"word{i} "))
     await view.finish(FinalAnswer(" ".join(f"word{i}" for i in range(30))))
 

@@ -87,8 +87,8 @@ def docx_with(paragraphs: list[str]) -> bytes:
 
 async def send(s: Served, fake_lark: FakeLark, event: dict[str, Any], replies: int) -> None:
     assert (await s.post_event(event))[0] == 200
-    await fake_lark.wait_for(lambda: len(fake_lark.sent) >= replies, timeout=10)
-    assert await s.app.idle(10)
+    await fake_lark.wait_for(lambda: len(fake_lark.sent) >= replies, timeout=30)
+    assert await s.app.idle(30)
 
 
 async def test_group_history_keeps_people_apart(

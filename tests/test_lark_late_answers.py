@@ -23,8 +23,13 @@ REPLY = "POST /open-apis/im/v1/messages/{id}/reply"
 SEND = "POST /open-apis/im/v1/messages"
 CONTENT = "PUT /open-apis/cardkit/v1/cards/{card_id}/elements/{element_id}/content"
 UPDATE = "PUT /open-apis/cardkit/v1/cards/{card_id}"
-# A call times out after 0.2 s; one answered 0.5 s late is retried at once, with the same body.
-QUICK = RetryPolicy(attempts=2, backoff_base=0.01, backoff_max=0.05, timeout=0.2, settle_seconds=5)
+# A call times out after TIMEOUT; one answered LATE is retried at once, with the same body.
+# TIMEOUT is above what any answer in time takes on a loaded machine (2 cores, other suites),
+# so only the calls made late here time out; LATE is well past it.
+TIMEOUT, LATE = 1.0, 2.5
+QUICK = RetryPolicy(
+    attempts=2, backoff_base=0.01, backoff_max=0.05, timeout=TIMEOUT, settle_seconds=15
+)
 
 
 @pytest.fixture
@@ -39,7 +44,7 @@ async def test_send_answered_late_every_attempt_is_one_message(
     fake_lark: FakeLark, client: LarkClient
 ) -> None:
     # More late answers than `attempts`: the same uuid keeps going out until one is answered.
-    fake_lark.answer_late(SEND, 0.5, times=3)
+    fake_lark.answer_late(SEND, LATE, times=3)
     counted: list[str] = []
     client.transport.on_call = counted.append
     message_id = await client.send("oc_1", "text", {"text": "answer"}, uuid="u-late")
@@ -54,9 +59,9 @@ async def test_send_answered_late_every_attempt_is_one_message(
 async def test_unanswered_send_gives_up_after_settle_seconds(
     fake_lark: FakeLark, client: LarkClient
 ) -> None:
-    fake_lark.answer_late(SEND, 0.5, times=100)
+    fake_lark.answer_late(SEND, LATE, times=100)
     client.transport.retry = RetryPolicy(
-        attempts=2, backoff_base=0.01, timeout=0.2, settle_seconds=1
+        attempts=2, backoff_base=0.01, timeout=TIMEOUT, settle_seconds=2
     )
     with pytest.raises(LarkAPIError) as info:
         await client.send("oc_1", "text", {"text": "answer"}, uuid="u-never")
@@ -83,12 +88,12 @@ async def test_card_updates_answered_late_are_retried_not_refused(
         "body": {"elements": [{"tag": "markdown", "element_id": "md", "content": "…"}]},
     }
     card_id = await client.create_card(card)
-    fake_lark.answer_late(CONTENT, 0.5)
+    fake_lark.answer_late(CONTENT, LATE)
     await client.stream_text(card_id, "md", "Hello", 1)
     with pytest.raises(LarkAPIError) as info:  # a real reuse of a sequence is still refused
         await client.stream_text(card_id, "md", "Hello!", 1)
     assert info.value.code == 300317
-    fake_lark.answer_late(UPDATE, 0.5)
+    fake_lark.answer_late(UPDATE, LATE)
     await client.update_card(card_id, {**card, "config": {"streaming_mode": False}}, 2)
     state = fake_lark.cardkit.cards[card_id]
     assert state.element_history["md"] == ["Hello"] and state.sequences == [1, 2]
@@ -104,10 +109,10 @@ async def test_turn_whose_answer_is_answered_late_posts_it_once(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert s.app.client is not None
         s.app.client.transport.retry = QUICK
-        fake_lark.answer_late(REPLY, 0.5, times=3)
+        fake_lark.answer_late(REPLY, LATE, times=3)
         assert (await s.post_event(message_event("hi", message_id="om_late_answer")))[0] == 200
-        await fake_lark.wait_for(lambda: fake_lark.dedup_hits == 3, timeout=10)
-        assert await s.app.idle(5)
+        await fake_lark.wait_for(lambda: fake_lark.dedup_hits == 3, timeout=30)
+        assert await s.app.idle(30)
         assert await s.app.message_status("om_late_answer") == "done"
     assert fake_lark.texts() == ["the answer"]
 
@@ -122,10 +127,10 @@ async def test_turn_lark_never_answers_is_retried_later_not_reported(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert s.app.client is not None
         s.app.client.transport.retry = RetryPolicy(
-            attempts=1, backoff_base=0.01, timeout=0.2, settle_seconds=0.0
+            attempts=1, backoff_base=0.01, timeout=TIMEOUT, settle_seconds=0.0
         )
-        fake_lark.answer_late(REPLY, 0.5, times=100)
+        fake_lark.answer_late(REPLY, LATE, times=100)
         assert (await s.post_event(message_event("hi", message_id="om_silent")))[0] == 200
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert await s.app.message_status("om_silent") == "claimed"  # released for a re-run
     assert fake_lark.texts() == ["the answer"]

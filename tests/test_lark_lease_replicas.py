@@ -19,7 +19,7 @@ from tests.lark_harness import Served, message_event, settings_for
 LEASE = 0.6  # renewed every 0.2 s, swept every 0.3 s
 
 
-async def until(check: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
     """Poll `check` (bounded): the replicas' own timers drive what is awaited."""
     deadline = time.monotonic() + timeout
     while not check():
@@ -38,7 +38,7 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
 
     def respond(body: object) -> Reply:
         calls.append(time.monotonic())
-        return Reply(text="the answer", delay=0 if quick.is_set() else 30)
+        return Reply(text="the answer", delay=0 if quick.is_set() else 120)  # past any bound
 
     fake_llm.responder = respond
     settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
@@ -51,16 +51,16 @@ async def test_message_handed_round_by_starved_replicas_is_answered_once(
             if lapse == lapses - 1:
                 quick.set()
             runs = len(calls)
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 30
             while len(calls) == runs:  # starved: the holder's renewals come too late
                 await holder.lapse("om_pp")
                 assert time.monotonic() < deadline, f"lapse {lapse}: nobody retook the message"
                 await asyncio.sleep(0.02)
             # the holder hears at its next renewal that it lost the claim, and stops its turn
-            assert await holder.app.idle(10), f"lapse {lapse}: the loser still runs its turn"
+            assert await holder.app.idle(30), f"lapse {lapse}: the loser still runs its turn"
             holder, other = other, holder
-        await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-        assert await holder.app.idle(5) and await other.app.idle(5)
+        await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=30)
+        assert await holder.app.idle(30) and await other.app.idle(30)
         assert await a.app.message_status("om_pp") == "done"
     assert fake_lark.texts() == ["the answer"]
     assert len(calls) == lapses + 1  # one run per holder, none past the loss of its claim
@@ -95,12 +95,12 @@ async def test_claim_that_vanished_from_redis_is_still_answered(
         )
         async with Served(settings, LEASE) as s:
             assert (await s.post_event(message_event("hi", message_id="om_gone")))[0] == 200
-            await asyncio.wait_for(asked.wait(), 10)
+            await asyncio.wait_for(asked.wait(), 30)
             client = redis.from_url(url)
             await client.flushall()  # what a restart without persistence leaves
             await client.aclose()
-            await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-            assert await s.app.idle(5)
+            await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=30)
+            assert await s.app.idle(30)
     assert fake_lark.texts() == ["still answered"]
 
 
@@ -122,13 +122,13 @@ async def test_renewal_storage_refuses_cancels_no_turn(
         client = redis.from_url(url)
         async with Served(settings, LEASE) as s:
             assert (await s.post_event(message_event("hi", message_id="om_oom")))[0] == 200
-            await asyncio.wait_for(asked.wait(), 10)
+            await asyncio.wait_for(asked.wait(), 30)
             await client.config_set("maxmemory", 1)  # writes refused (noeviction): OOM
             failed = lambda: any(e["event"] == "lark_lease_renew_failed" for e in logs)  # noqa: E731
             await until(failed, "no renewal failed")
             await client.config_set("maxmemory", 0)
-            await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=10)
-            assert await s.app.idle(5)
+            await fake_lark.wait_for(lambda: bool(fake_lark.sent), timeout=30)
+            assert await s.app.idle(30)
             assert await s.app.message_status("om_oom") == "done"
         await client.aclose()
     assert fake_lark.texts() == ["answered anyway"]

@@ -28,7 +28,7 @@ async def test_concurrent_asks_for_one_person_share_one_lookup() -> None:
     other = asyncio.create_task(directory.name("ou_bob"))
     await asyncio.sleep(0)
     users.release.set()
-    names = await asyncio.wait_for(asyncio.gather(*asks, other), 5)
+    names = await asyncio.wait_for(asyncio.gather(*asks, other), 30)
     assert names == ["name of ou_alice"] * 20 + ["name of ou_bob"]
     assert users.lookups == 2  # one per person, however many asked at once
     assert await directory.name("ou_alice") == "name of ou_alice" and users.lookups == 2
@@ -43,5 +43,5 @@ async def test_one_cancelled_asker_leaves_the_lookup_to_the_others() -> None:
     first.cancel()
     await asyncio.sleep(0)
     users.release.set()
-    assert await asyncio.wait_for(second, 5) == "name of ou_alice"
+    assert await asyncio.wait_for(second, 30) == "name of ou_alice"
     assert first.cancelled() and users.lookups == 1

@@ -27,7 +27,7 @@ async def test_dm_gets_a_reply(home: Path, fake_lark: FakeLark, fake_llm: FakeLL
         event = message_event("hello", message_id="om_dm_1")
         assert await s.post_event(event) == (200, {"msg": "success"})
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert await s.app.message_status("om_dm_1") == "done"
     sent = fake_lark.sent[0]
     assert (sent["msg_type"], sent["body"], sent["reply_to"]) == (

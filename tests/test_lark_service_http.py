@@ -175,7 +175,7 @@ async def test_trickling_body_is_cut_off_with_408(
             b'Content-Length: 100\r\n\r\n{"sch'
         )
         await writer.drain()
-        status_line = await asyncio.wait_for(reader.readline(), 5)
+        status_line = await asyncio.wait_for(reader.readline(), 30)
         writer.close()
         assert status_line.split()[1] == b"408"
         assert (await s.post_raw(b"{}"))[0] == 403  # the server is still answering

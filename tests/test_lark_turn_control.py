@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from larkbot.config import Settings
 from larkbot.lark.journal_sqlite import SqliteJournal
 from larkbot.lark.welcome import BOT_ADDED, P2P_ENTERED
 from tests.fakes.lark_server import FakeLark
@@ -32,29 +33,44 @@ def lark_event(event_type: str, **event: Any) -> dict[str, Any]:
     }
 
 
-def slow_model(fake_llm: FakeLLM, first_delay: float) -> asyncio.Event:
-    """The first model call waits `first_delay` s (the event is set when it arrives)."""
+NEVER = 120.0  # seconds: a turn this slow is over only if the product stopped it
+
+
+def slow_model(
+    fake_llm: FakeLLM, first_delay: float, release: asyncio.Event | None = None
+) -> asyncio.Event:
+    """The first model call waits `first_delay` s, or until `release` is set (the event is
+    set when it arrives)."""
     started = asyncio.Event()
 
     def respond(body: dict[str, Any]) -> Reply:
         first = not started.is_set()
         started.set()
-        return Reply(text="first answer" if first else "later answer", delay=first_delay * first)
+        text = "first answer" if first else "later answer"
+        if first and release is not None:
+            return Reply(text=text, gate=release)
+        return Reply(text=text, delay=first_delay * first)
 
     fake_llm.responder = respond
     return started
 
 
+def plain(home: Path, fake_lark: FakeLark, fake_llm: FakeLLM) -> Settings:
+    """Replies as plain messages: a turn past the 1 s streaming threshold (a loaded machine
+    takes that long to hear of a recall) would otherwise show a live card, not an answer."""
+    return settings_for(home, fake_lark.domain, fake_llm.base_url, lark={"streaming": False})
+
+
 async def test_recall_of_a_running_turn_stops_it_unanswered(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    started = slow_model(fake_llm, 30.0)
-    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+    started = slow_model(fake_llm, NEVER)
+    async with Served(plain(home, fake_lark, fake_llm)) as s:
         await s.post_event(message_event("a long question", message_id="om_r1"))
-        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.wait_for(started.wait(), 30)
         recall = lark_event("im.message.recalled_v1", message_id="om_r1", chat_id="oc_dm")
         assert (await s.post_event(recall))[0] == 200
-        assert await s.app.idle(5)  # well before the model's 30 s
+        assert await s.app.idle(30)  # well before the model's 120 s
         assert await s.app.message_status("om_r1") == "done"  # never re-run
         assert await s.app.core.store.load("lark:oc_dm") == []  # and not kept in the history
     assert fake_lark.sent == []
@@ -74,7 +90,7 @@ class Slow(BaseTool):
         home = Path(__file__).parent.parent
         try:  # the recall may land before the write below has returned here: still running
             await asyncio.to_thread((home / "started.fifo").write_text, "x")  # the test reads it
-            await asyncio.sleep(30)
+            await asyncio.sleep(120)
         except asyncio.CancelledError:
             (home / "tool-cancelled").write_text("x")
             raise
@@ -89,26 +105,28 @@ async def test_recall_cancels_a_running_tool_too(
     (home / "tools" / "slow.py").write_text(SLOW_PLUGIN)
     os.mkfifo(home / "started.fifo")
     fake_llm.reply_tools(("slow_lookup", {}))
-    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+    async with Served(plain(home, fake_lark, fake_llm)) as s:
         await s.post_event(message_event("look it up", message_id="om_t1"))
-        await asyncio.wait_for(asyncio.to_thread((home / "started.fifo").read_text), 10)
+        await asyncio.wait_for(asyncio.to_thread((home / "started.fifo").read_text), 30)
         recall = lark_event("im.message.recalled_v1", message_id="om_t1", chat_id="oc_dm")
         assert await s.app.submit(recall) == "recalled"
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert (home / "tool-cancelled").exists() and fake_lark.sent == []
 
 
 async def test_recall_of_a_queued_turn_drops_it(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    started = slow_model(fake_llm, 2.0)
-    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+    release = asyncio.Event()  # the first answer ends once the second has been recalled
+    started = slow_model(fake_llm, 0.0, release)
+    async with Served(plain(home, fake_lark, fake_llm)) as s:
         await s.post_event(message_event("first", message_id="om_q1"))
-        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.wait_for(started.wait(), 30)
         await s.post_event(message_event("second", message_id="om_q2"))  # queued behind
         recall = lark_event("im.message.recalled_v1", message_id="om_q2", chat_id="oc_dm")
         assert await s.app.submit(recall) == "recalled"
-        assert await s.app.idle(10)
+        release.set()
+        assert await s.app.idle(30)
         assert await s.app.message_status("om_q2") == "done"
         kept = [m["content"] for m in await s.app.core.store.load("lark:oc_dm")]
     assert kept == ["first", "first answer"]
@@ -133,13 +151,13 @@ async def test_recall_of_a_turn_running_on_another_replica_keeps_its_answer_back
 async def test_stop_cancels_the_running_answer(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    started = slow_model(fake_llm, 30.0)
-    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+    started = slow_model(fake_llm, NEVER)
+    async with Served(plain(home, fake_lark, fake_llm)) as s:
         await s.post_event(message_event("write a novel", message_id="om_s1"))
-        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.wait_for(started.wait(), 30)
         await s.post_event(message_event("/停止", message_id="om_s2"))
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert fake_lark.texts() == ["Stopped 1 answer(s)."]
     assert fake_lark.sent[0]["reply_to"] == "om_s2"
 
@@ -148,13 +166,13 @@ async def test_a_non_owner_cannot_stop_someone_elses_answer(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
     started = slow_model(fake_llm, 1.0)
-    async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
+    async with Served(plain(home, fake_lark, fake_llm)) as s:
         ask = message_event("@_user_1 report", mentions=[bot_mention()], **GROUP)
         await s.post_event(ask)
-        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.wait_for(started.wait(), 30)
         stop = message_event("@_user_1 /stop", sender="ou_guest", mentions=[bot_mention()], **GROUP)
         await s.post_event(stop)
-        await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2, timeout=10)
+        await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2, timeout=30)
     assert fake_lark.texts() == ["first answer", "Only an owner can stop someone else's answer."]
 
 
@@ -167,7 +185,7 @@ async def test_topic_replies_stay_in_the_topic_and_follow_ups_need_no_mention(
         first = message_event("@_user_1 start", mentions=[bot_mention()], **topic)
         await s.post_event(first)
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert (await s.post_event(message_event("and then?", **topic)))[0] == 200
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2)
         outside = message_event("no mention, not in the topic", **GROUP)

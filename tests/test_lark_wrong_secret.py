@@ -34,9 +34,9 @@ async def test_wrong_secret_is_unhealthy_and_the_message_waits_for_the_fix(
             for n in range(3):  # three messages, several sweeps: the fix is logged once
                 status, _ = await s.post_event(message_event(f"hi {n}", message_id=f"om_w{n}"))
                 assert status == 200
-            assert await s.app.idle(10)
+            assert await s.app.idle(30)
             await s.sweep()  # retaken, refused again: still waiting, still no model call
-            assert await s.app.idle(10)
+            assert await s.app.idle(30)
             assert fake_lark.sent == [] and fake_llm.requests == []
             assert await s.app.message_status("om_w0") == "claimed"  # not done, not failed
 

@@ -28,8 +28,8 @@ async def say(s: Served, fake_lark: FakeLark, who: str, text: str, chat: dict[st
         **chat,
     )
     assert (await s.post_event(event))[0] == 200
-    await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=10)
-    assert await s.app.idle(10)
+    await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=30)
+    assert await s.app.idle(30)
     return str(fake_lark.sent[-1]["content"])
 
 

@@ -24,7 +24,7 @@ async def test_thinking_panel_in_dm_not_in_group(
         event = message_event("@_user_1 hi", mentions=[bot_mention()], **group)
         await s.post_event(event)
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 3)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     answer, panel, group_answer = fake_lark.sent
     assert answer["body"] == {"text": "hi there"}  # the thought is never the answer
     element = panel["body"]["body"]["elements"][0]
@@ -45,7 +45,7 @@ async def test_status_for_owners_only(home: Path, fake_lark: FakeLark, fake_llm:
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2)
         await s.post_event(message_event("/status", sender="ou_stranger"))
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 3)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     status = str(fake_lark.sent[1]["body"])
     assert "Model: deepseek-chat" in status and "This chat: 1 requests" in status
     refused = str(fake_lark.sent[2]["body"])

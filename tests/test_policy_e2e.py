@@ -35,18 +35,18 @@ async def test_a_members_message_makes_the_owners_side_effects_need_an_approval(
     async with Served(settings) as s:
         event = message_event(f"@_user_1 {trap}", sender=MALLORY, **GROUP)
         assert (await s.post_event(event))[0] == 200
-        await fake_lark.wait_for(lambda: "Noted." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        await fake_lark.wait_for(lambda: "Noted." in fake_lark.texts(), timeout=30)
+        assert await s.app.idle(30)
 
         assert (await s.post_event(message_event("@_user_1 cleanup", sender=OWNER, **GROUP)))[0]
         for n in (1, 2):  # each side effect is asked, and each card names Mallory's message
-            await fake_lark.wait_for(lambda n=n: len(approval_cards(fake_lark)) == n, timeout=10)
+            await fake_lark.wait_for(lambda n=n: len(approval_cards(fake_lark)) == n, timeout=30)
             card = approval_cards(fake_lark)[-1]
             shown = json.dumps(card, ensure_ascii=False)
             assert MALLORY in shown and "not an owner" in shown
             assert (await post_click(s, approval_id_of(card), "deny"))["toast"]
-        await fake_lark.wait_for(lambda: "I did not run either." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        await fake_lark.wait_for(lambda: "I did not run either." in fake_lark.texts(), timeout=30)
+        assert await s.app.idle(30)
     assert (victim / "keep.txt").read_text() == "precious" and not marker.exists()
 
 
@@ -57,5 +57,5 @@ async def test_an_owner_alone_in_a_dm_is_not_asked_for_ordinary_commands(
     fake_llm.reply_tools(("shell", {"command": f"touch {marker}"})).reply_text("Done.")
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert (await s.post_event(message_event("touch it")))[0] == 200
-        await fake_lark.wait_for(lambda: "Done." in fake_lark.texts(), timeout=10)
+        await fake_lark.wait_for(lambda: "Done." in fake_lark.texts(), timeout=30)
     assert marker.exists() and approval_cards(fake_lark) == []

@@ -27,15 +27,15 @@ async def test_two_replicas_share_one_postgres(
         # Lark redelivers to whichever replica; both get the same event at once.
         statuses = await asyncio.gather(a.post_event(first), b.post_event(first))
         assert [st for st, _ in statuses] == [200, 200]
-        await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1, timeout=10)
-        assert await a.app.idle(5) and await b.app.idle(5)
+        await fake_lark.wait_for(lambda: len(fake_lark.sent) == 1, timeout=30)
+        assert await a.app.idle(30) and await b.app.idle(30)
         assert await b.app.message_status("om_pg_1") == "done"
 
         for n, replica in ((2, a), (3, b)):  # b's turn must see what a stored
             event = message_event(f"message {n} via {'ab'[n - 2]}", message_id=f"om_pg_{n}")
             assert (await replica.post_event(event))[0] == 200
-            await fake_lark.wait_for(lambda n=n: len(fake_lark.sent) == n, timeout=10)
-            assert await replica.app.idle(5)
+            await fake_lark.wait_for(lambda n=n: len(fake_lark.sent) == n, timeout=30)
+            assert await replica.app.idle(30)
 
         await a.app.audit.flush()
         await b.app.audit.flush()

@@ -97,7 +97,7 @@ async def test_two_replicas_starting_together_fire_each_run_once(make_service: F
     await follower.create("once", "hello", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
     await follower.set_next_run_time("once", now())
     await notes[lead_i].next()
-    assert await leader.idle(10)
+    assert await leader.idle(30)
     assert (agents[lead_i].runs_of("once"), agents[follow_i].runs_of("once")) == (1, 0)
 
     await leader.stop()  # releases the lease: the follower takes over at its next tick
@@ -137,7 +137,7 @@ async def test_lease_of_a_dead_replica_expires_and_is_taken_over(
         assert not svc.is_leader
         await svc.create("job", "x", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
         await svc.set_next_run_time("job", now())
-        await notes.next(timeout=5)  # fired once the dead lease ran out
+        await notes.next(timeout=30)  # fired once the dead lease ran out
         assert svc.is_leader and agent.runs_of("job") == 1
         assert not await dead.acquire()
     finally:

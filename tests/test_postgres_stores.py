@@ -101,7 +101,7 @@ async def test_journal_expired_lease_is_reclaimed_once(db: Database) -> None:
     b, c = (PostgresJournal(db, lease_seconds=30) for _ in range(2))  # a loaded machine cannot
     await a.init()  # let b's claim lapse before c tries (a flake under 8 parallel suites)
     assert await a.claim("om_1", "the message")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while not (won := await b.claim("om_1", "redelivered")):  # a redelivery after the lease
         assert time.monotonic() < deadline
         await asyncio.sleep(0.02)  # polling a wall-clock lease, bounded by the deadline

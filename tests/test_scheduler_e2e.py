@@ -155,7 +155,7 @@ async def test_failed_run_reported_in_chat_and_next_run_happens(bot: Bot) -> Non
     await svc.set_next_run_time("r", datetime.now(UTC))
     await bot.lark.wait_for(lambda: len(bot.lark.sent) == 1)
     assert "本次运行失败" in bot.sent_texts()[0]
-    assert await svc.idle(10)  # the run is over, so the next one is not an overlap
+    assert await svc.idle(30)  # the run is over, so the next one is not an overlap
 
     bot.llm.reply_text("second run fine")
     await svc.set_next_run_time("r", datetime.now(UTC))

@@ -107,7 +107,7 @@ async def _wait_done(db: Database) -> Any:
     t = scheduler_runs
     query = sa.select(t.c.attempts, t.c.done_at).where(t.c.job_id == "daily")
     found: Any = None
-    for _ in range(100):
+    for _ in range(300):  # ~30 s
         async with db.engine.connect() as conn:
             found = (await conn.execute(query)).first()
         if found is not None and found.done_at is not None:

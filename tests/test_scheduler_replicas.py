@@ -103,7 +103,7 @@ async def test_leader_process_killed_is_taken_over(home: Path, db: Database) -> 
         proc.kill()  # no release: the lease must expire
         await proc.wait()
         await svc.set_next_run_time("job", datetime.now(UTC))
-        await notes.next(timeout=5)
+        await notes.next(timeout=30)
         assert svc.is_leader and agent.runs_of("job") == 1
         await svc.stop()
     finally:
@@ -129,7 +129,7 @@ async def test_redis_lock_elects_one_leader(home: Path, db: Database, tmp_path: 
     try:
         assert server.stdout is not None
         while True:
-            line = await asyncio.wait_for(server.stdout.readline(), 10)
+            line = await asyncio.wait_for(server.stdout.readline(), 30)
             if not line:
                 pytest.fail("redis-server exited before it was ready")
             if b"ready to accept connections" in line.lower():
@@ -173,7 +173,7 @@ async def test_lease_tick_is_bounded_when_the_lock_backend_hangs(home: Path, db:
     settings = parse_settings({"scheduler": {"timezone": "UTC"}})
     svc = ScheduleService(settings, db, poll_seconds=0.1, lease_seconds=1.0)
     leadership = Leadership(svc, db, lease_seconds=1.0, poll_seconds=0.1)
-    await asyncio.wait_for(leadership.start(lock=_HungLock()), 5)
+    await asyncio.wait_for(leadership.start(lock=_HungLock()), 30)
     try:
         assert not leadership.leading
     finally:

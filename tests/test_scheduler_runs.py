@@ -92,12 +92,12 @@ async def test_two_leaders_at_once_run_a_tick_once(factory: Callable[..., Any]) 
     await a.set_next_run_time("tick", datetime.now(UTC))
     b.lead()  # as when b took an expired lease while a had not noticed yet
     a.lead()
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(30):
         while not (notes[0].sent or notes[1].sent):
             await asyncio.sleep(0.01)  # poll interval of a bounded wait
     a.poll()  # one more wakeup pass each: the tick is claimed and done, nothing runs again
     b.poll()
-    assert await a.idle(10) and await b.idle(10)
+    assert await a.idle(30) and await b.idle(30)
     assert len(notes[0].sent) + len(notes[1].sent) == 1
     assert agents[0].runs_of("tick") + agents[1].runs_of("tick") == 1
     [row] = await _rows(a)
@@ -109,8 +109,8 @@ async def test_a_dead_replicas_run_is_rerun_once_with_the_ticks_uuid(
 ) -> None:
     svc, agent, notes = await _leader(factory)
     await _left_by_a_dead_replica(svc, attempts=1, lease_ago=1.0)
-    sent = await notes.next(timeout=10)
-    assert await svc.idle(10)
+    sent = await notes.next(timeout=30)
+    assert await svc.idle(30)
     assert agent.runs_of("daily") == 1 and len(notes.sent) == 1
     assert sent.uuid == message_uuid("daily", FIRE)  # what the dead run would have sent
     [row] = await _rows(svc)
@@ -122,10 +122,10 @@ async def test_a_run_that_killed_three_replicas_is_reported_failed(
 ) -> None:
     svc, agent, notes = await _leader(factory)
     await _left_by_a_dead_replica(svc, attempts=3, lease_ago=1.0)
-    sent = await notes.next(timeout=10)
+    sent = await notes.next(timeout=30)
     assert "运行失败" in sent.text and "3 次中途退出" in sent.text
     assert agent.runs_of("daily") == 0  # not a fourth time
-    assert await svc.idle(10)
+    assert await svc.idle(30)
     [row] = await _rows(svc)
     assert row.done_at is not None
 
@@ -136,9 +136,9 @@ async def test_a_run_found_long_after_its_lease_is_reported_missed(
     svc, agent, notes = await _leader(factory)
     grace = svc.settings.scheduler.misfire_grace_seconds
     await _left_by_a_dead_replica(svc, attempts=1, lease_ago=grace + 60)
-    sent = await notes.next(timeout=10)
+    sent = await notes.next(timeout=30)
     assert "错过了" in sent.text and agent.runs_of("daily") == 0
-    assert await svc.idle(10)
+    assert await svc.idle(30)
     [row] = await _rows(svc)
     assert row.done_at is not None
 
@@ -190,15 +190,15 @@ async def test_a_run_whose_claim_was_retaken_stops_without_posting(
     await svc.start()
     await svc.create("slow", "p", interval_minutes=60, target=LARK_TARGET, creator=OWNER)
     await svc.set_next_run_time("slow", datetime.now(UTC))
-    await asyncio.wait_for(agent.started.wait(), 10)
+    await asyncio.wait_for(agent.started.wait(), 30)
     async with _database(svc) as db, db.engine.begin() as conn:  # what the re-taker writes
         await conn.execute(
             sa.update(scheduler_runs)
             .where(scheduler_runs.c.job_id == "slow")
             .values(holder="other")
         )
-    await asyncio.wait_for(agent.stopped.wait(), 10)  # at the next renewal (a third of 1 s)
-    assert await svc.idle(10)
+    await asyncio.wait_for(agent.stopped.wait(), 30)  # at the next renewal (a third of 1 s)
+    assert await svc.idle(30)
     assert notes.sent == []  # the replica that holds the claim now delivers, not this one
     [row] = await _rows(svc)
     assert (row.holder, row.done_at) == ("other", None)

@@ -115,7 +115,7 @@ async def test_failed_run_is_reported_and_next_run_happens(make_service: Factory
     assert "运行失败" in failed.text and "500" in failed.text and failed.chat_id == "oc_chat"
     job = await svc.get("report")
     assert job and job.next_run_time and job.next_run_time > now() + timedelta(minutes=29)
-    assert await svc.idle(10)
+    assert await svc.idle(30)
 
     await svc.set_next_run_time("report", now())
     ok = await notes.next()
@@ -240,7 +240,7 @@ async def test_starts_while_a_write_transaction_of_this_loop_is_open(
             starting = asyncio.create_task(svc.start())
             await asyncio.sleep(0.3)  # the start runs meanwhile, in its thread
             await conn.execute(holder.insert().values(id=1))
-        await asyncio.wait_for(starting, 10)
+        await asyncio.wait_for(starting, 30)
         assert await svc.list() == []
     finally:
         await db.close()

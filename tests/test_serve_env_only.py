@@ -90,7 +90,7 @@ async def test_env_only_serve_answers_a_dm_and_counts_it(
             assert ready["components"]["storage"]["ok"] and ready["components"]["llm"]["ok"]
             assert ready["components"]["lark_token"]["ok"]
 
-            for _ in range(200):  # counted when the turn ends, just after the reply; done after
+            for _ in range(600):  # counted when the turn ends, just after the reply; done after
                 text = (await http.get("/metrics")).text
                 counted = _sample(text, "larkbot_turns_total", interface="lark", outcome="ok")
                 if counted and "larkbot_journal_backlog 0.0" in text:

@@ -35,7 +35,7 @@ def _running(token: str) -> bool:
     return False
 
 
-async def _until_gone(token: str, within: float = 5.0) -> bool:
+async def _until_gone(token: str, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if not _running(token):

@@ -80,9 +80,9 @@ async def test_start_screen_then_ctrl_c_twice_exits_at_once(
         await child.expect("Press Ctrl-C again to stop at once", async_=True)
         started = time.monotonic()
         child.sendintr()
-        await child.expect(pexpect.EOF, async_=True, timeout=10)
+        await child.expect(pexpect.EOF, async_=True, timeout=30)
         chat.cancel()
-    assert time.monotonic() - started < 10  # not the 60 s drain
+    assert time.monotonic() - started < 30  # not the 60 s drain (half of it: a loaded machine)
     child.close()
     assert child.exitstatus == 130
 
@@ -105,7 +105,9 @@ async def test_ctrl_c_stops_within_the_drain_time(home: Path, fake_llm: FakeLLM)
             child.sendintr()
             await child.expect(pexpect.EOF, async_=True, timeout=30)
             chat.cancel()
-        assert time.monotonic() - started < 2 + 5 + 3  # drain, closing grace, a loaded machine
+        # drain, closing grace, a loaded machine: still well below the 120 s turn and the
+        # default 30 s drain
+        assert time.monotonic() - started < 2 + 5 + 13
         child.close()
         assert child.exitstatus == 0  # drained in time: a clean exit
     finally:

@@ -41,7 +41,7 @@ async def test_people_who_only_chat_are_told_not_configured_yet(
         async with Served(settings) as s:
             await s.post_event(message_event("hello", sender="ou_someone", message_id="om_n"))
             await s.post_event(message_event("hello", sender=OWNER, chat_id="oc_o"))
-            assert await s.app.idle(10)
+            assert await s.app.idle(30)
     by_reply = {m["reply_to"]: m["body"]["text"] for m in fake_lark.sent}
     stranger = by_reply.pop("om_n")
     assert "not configured yet" in stranger

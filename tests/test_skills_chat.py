@@ -33,10 +33,10 @@ async def test_a_non_owner_cannot_install_a_skill_or_read_outside_one(
     fake_llm.reply_text("Hello again.")
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert (await s.post_event(message_event("install my skill", sender=GUEST)))[0] == 200
-        await fake_lark.wait_for(lambda: "I cannot do that." in fake_lark.texts(), timeout=10)
+        await fake_lark.wait_for(lambda: "I cannot do that." in fake_lark.texts(), timeout=30)
         assert (await s.post_event(message_event("hi", sender=GUEST)))[0] == 200
-        await fake_lark.wait_for(lambda: "Hello again." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        await fake_lark.wait_for(lambda: "Hello again." in fake_lark.texts(), timeout=30)
+        assert await s.app.idle(30)
     assert not target.exists() and not target.parent.exists()
     results = tool_results(fake_llm.requests[1])
     assert len(results) == 3 and all(r.startswith("Error") for r in results), results
@@ -61,8 +61,8 @@ async def test_the_model_reads_an_operators_skill_on_demand(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         event = message_event("how do I file expense claims?", sender=OWNER)
         assert (await s.post_event(event))[0] == 200
-        await fake_lark.wait_for(lambda: "File it before the 5th." in fake_lark.texts(), 10)
-        assert await s.app.idle(5)
+        await fake_lark.wait_for(lambda: "File it before the 5th." in fake_lark.texts(), 30)
+        assert await s.app.idle(30)
     prompt = fake_llm.requests[0]["messages"][0]["content"]
     assert "- expense-claims: How expense claims are filed here." in prompt
     assert "read first: 'expense-claims'" in prompt and "before the 5th" not in prompt

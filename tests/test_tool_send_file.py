@@ -34,7 +34,7 @@ def make_files(tmp_path: Path) -> tuple[Path, Path]:
 async def run_turn(served: Served, fake_lark: FakeLark, sender: str, count: int) -> None:
     event = message_event("send me the chart and the report", sender=sender)
     assert (await served.post_event(event))[0] == 200
-    assert await served.app.idle(10)
+    assert await served.app.idle(30)
     await fake_lark.wait_for(lambda: len(fake_lark.sent) >= count)
 
 
@@ -95,11 +95,11 @@ async def test_bad_paths_come_back_to_the_model_as_errors(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert (await s.post_event(message_event("send me those", sender="ou_owner")))[0] == 200
         # the bot's own files are asked for every time (the policy); approved, the tool refuses
-        await fake_lark.wait_for(lambda: len(approval_cards(fake_lark)) == 1, timeout=10)
+        await fake_lark.wait_for(lambda: len(approval_cards(fake_lark)) == 1, timeout=30)
         card = approval_cards(fake_lark)[0]
         assert "token" in json.dumps(card)
         assert (await post_click(s, approval_id_of(card), "approve"))["toast"]
-        assert await s.app.idle(10)
+        assert await s.app.idle(30)
         await fake_lark.wait_for(lambda: "Those could not be sent." in fake_lark.texts())
     assert fake_lark.uploads == []
     results = tool_results(fake_llm.requests[1])

@@ -50,7 +50,7 @@ def _running(token: str) -> list[int]:
     return found
 
 
-async def _until_gone(token: str, within: float = 5.0) -> bool:
+async def _until_gone(token: str, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if not _running(token):
@@ -59,7 +59,7 @@ async def _until_gone(token: str, within: float = 5.0) -> bool:
     return False
 
 
-async def _until_exists(path: Path, within: float = 5.0) -> bool:
+async def _until_exists(path: Path, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().strip():
@@ -88,7 +88,7 @@ async def test_timeout_kills_the_process_group(rt: ToolRuntime, tmp_path: Path, 
     child = f"sh -c '{trap}echo up > {upfile}; sleep 3.0171; echo late > {marker}'"
     started = time.monotonic()
     result = await ShellTool(rt).run(command=f"{child} & sleep 30", timeout=0.5)
-    assert time.monotonic() - started < 4.5
+    assert time.monotonic() - started < 20  # the timeout and the kill, not the 30 s sleep
     assert result.is_error and "timed out after 0.5 s" in result.content
     assert await _until_exists(upfile)
     assert await _until_gone("sleep 3.0171")
@@ -120,13 +120,13 @@ async def test_output_is_capped_with_head_and_tail(rt: ToolRuntime) -> None:
 
 async def test_background_child_is_killed_and_reported(rt: ToolRuntime) -> None:
     started = time.monotonic()
-    result = await ShellTool(rt).run(command="sleep 3 & echo started")
-    assert time.monotonic() - started < 2.5
+    result = await ShellTool(rt).run(command="sleep 30 & echo started")
+    assert time.monotonic() - started < 20  # not the background child's 30 s
     assert "started" in result.content and "[exit code 0]" in result.content
-    # named by its command line when killed: `sleep 3`, or, when bash had forked it but not yet
-    # exec'd sleep (a loaded machine), the forked shell's `bash -c sleep 3 & echo started`
+    # named by its command line when killed: `sleep 30`, or, when bash had forked it but not yet
+    # exec'd sleep (a loaded machine), the forked shell's `bash -c sleep 30 & echo started`
     killed = re.search(r"killed 1 background process that outlived the call: (.*)", result.content)
-    assert killed is not None and "sleep 3" in killed.group(1)
+    assert killed is not None and "sleep 30" in killed.group(1)
 
 
 async def test_consent_hooks(rt: ToolRuntime) -> None:
@@ -176,7 +176,13 @@ async def test_setsid_background_job_does_not_survive_its_call(
     """`setsid sleep 600 &` leaves the session; the cgroup (or the marker sweep) still finds it."""
     config = {"tools": {"shell": {"cgroup": cgroup}}}
     async with tool_runtime(config) as runtime:
-        command = "setsid sh -c 'exec sleep 600.0173' & sleep 0.3; echo done"
+        # the call ends once the escaped job has started (its file is written), however long
+        # a loaded machine takes to start it
+        upfile = tmp_path / "escaped.up"
+        command = (
+            f"setsid sh -c 'echo up > {upfile}; exec sleep 600.0173' & "
+            f"until [ -s {upfile} ]; do sleep 0.02; done; echo done"
+        )
         result = await ShellTool(runtime).run(command=command)
     assert "done" in result.content and "[exit code 0]" in result.content
     assert "killed 1 background process that outlived the call" in result.content
@@ -214,7 +220,9 @@ async def test_cgroup_holds_a_process_that_drops_every_trace(home: Path, tmp_pat
 
     if cgroup_root() is None:
         pytest.skip("this kernel does not let the test process create a cgroup v2")
-    command = '(env -i setsid sh -c "exec sleep 600.0175" &); sleep 0.3'
+    upfile = tmp_path / "ghost.up"  # the call ends once the ghost has started, however slowly
+    inner = f"echo up > {upfile}; exec sleep 600.0175"
+    command = f'(env -i setsid sh -c "{inner}" &); until [ -s {upfile} ]; do sleep 0.02; done'
     async with tool_runtime({}) as runtime:
         result = await ShellTool(runtime).run(command=command)
     assert "killed 1 background process" in result.content

@@ -87,7 +87,8 @@ async def test_behind_a_trusted_proxy_each_client_has_its_own_count(
     async with Served(settings) as s:
         mallory = [await login(s, "guess", "203.0.113.66") for _ in range(8)]
         assert mallory[7][1] >= 2.0  # her next would wait 4 s
-        assert (await login(s, "typo", "198.51.100.1"))[1] < 2.0  # the owner's is at once
+        # the owner's is at once, not Mallory's 4 s (room for a loaded machine)
+        assert (await login(s, "typo", "198.51.100.1"))[1] < 3.0
         assert (await login(s, WEB_TOKEN, "203.0.113.66"))[0] == 200
 
 

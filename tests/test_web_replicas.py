@@ -26,6 +26,9 @@ from tests.lark_harness import free_port, redis_server
 from tests.web_harness import AUTH, WEB_TOKEN, chat_turn, consents, outside_tmp
 
 READY_SECONDS = 120  # bounded; a cold start took >30 s once with 8 helpers on 2 cores
+# Only the signal wakes the waiter before its 30 s re-read; a loaded machine still answers
+# well within this bound.
+WOKEN_WITHIN = 20
 
 
 class ServeProcess:
@@ -141,7 +144,7 @@ async def _woken_by(signal_a: object, signal_b: object, db_a: Database, db_b: Da
         await asyncio.sleep(0.3)  # a is waiting; its first poll has happened
         start = time.monotonic()
         assert await b.answer(req.request_id, "allow_session") == "ok"
-        assert await asyncio.wait_for(waiter, 10) == "allow_session"
+        assert await asyncio.wait_for(waiter, WOKEN_WITHIN) == "allow_session"
         return time.monotonic() - start
     finally:
         await a.close()
@@ -153,7 +156,7 @@ async def test_postgres_notify_wakes_the_waiting_replica(pg_url: str) -> None:
     sig_a = PostgresSignal(db_a)
     sig_a.poll_seconds = 30.0  # only NOTIFY can wake it in time
     try:
-        assert await _woken_by(sig_a, PostgresSignal(db_b), db_a, db_b) < 5
+        assert await _woken_by(sig_a, PostgresSignal(db_b), db_a, db_b) < WOKEN_WITHIN
     finally:
         await db_a.close()
         await db_b.close()
@@ -166,7 +169,7 @@ async def test_redis_pubsub_wakes_the_waiting_replica(tmp_path: Path) -> None:
         sig_a = RedisSignal(redis_url)
         sig_a.poll_seconds = 30.0
         try:
-            assert await _woken_by(sig_a, RedisSignal(redis_url), db_a, db_b) < 5
+            assert await _woken_by(sig_a, RedisSignal(redis_url), db_a, db_b) < WOKEN_WITHIN
         finally:
             await db_a.close()
             await db_b.close()

@@ -58,7 +58,7 @@ async def sse_events(resp: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, d
             data = []
 
 
-async def wait_until(condition: Callable[[], object], timeout: float = 10.0) -> None:
+async def wait_until(condition: Callable[[], object], timeout: float = 30.0) -> None:
     """Poll `condition` (bounded) until it is truthy; fail after `timeout`."""
     async with asyncio.timeout(timeout):
         while not condition():

@@ -288,8 +288,11 @@ class FakeLark:
         """Convenience: the `text` of every sent text message, in order."""
         return [m["body"].get("text", "") for m in self.sent if m["msg_type"] == "text"]
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        """Wait (bounded) until `predicate()` holds; re-checked after every recorded request."""
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+        """Wait (bounded) until `predicate()` holds; re-checked after every recorded request.
+
+        The bound only matters when the product is broken: a loaded machine may take seconds.
+        """
         assert self._changed is not None, "FakeLark not started"
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
