@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -71,11 +71,8 @@ class Agent:
         audit: AuditSink | None = None,
         scrubber: SecretScrubber | None = None,
         usage: UsageStore | None = None,
-        yield_to: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.provider = provider
-        # awaited before each model round: on `serve`'s loop, Lark's acks go first (Ingress)
-        self.yield_to = yield_to or _nothing_first
         self.usage = usage
         self.budget = HistoryBudget(provider, store)
         self.registry = registry
@@ -206,7 +203,6 @@ class Agent:
         )
         # ~3.3 characters per token (the estimate's ratio): read enough rows to fill the budget
         load_chars = max(settings.agent.history_max_chars, budget * 4)
-        await self.yield_to()
         history = await self.store.load(session_id, load_chars)
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner:
@@ -227,9 +223,7 @@ class Agent:
         texts: list[str] = []
         ui: list[dict[str, Any]] = []
         try:
-            for step in range(settings.agent.max_steps):
-                if step:  # the first round's wait came before the history read
-                    await self.yield_to()
+            for _ in range(settings.agent.max_steps):
                 tools = self.registry.openai_tools(self.advertised_tools(ctx))
                 completion: Completion | None = None
                 async for item in self._ask_model(wire_messages([system, *context, *turn]), tools):
@@ -338,10 +332,6 @@ class Agent:
                 yield ThinkingDelta(event.text)
             elif isinstance(event, Completion):
                 yield event
-
-
-async def _nothing_first() -> None:
-    """No other work goes before a model round (the terminal, the web chat, tests)."""
 
 
 async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:

@@ -28,7 +28,6 @@ from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
 from larkbot.lark.dispatcher import Dispatcher, Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
-from larkbot.lark.ingress import Ingress
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
 from larkbot.lark.owners import Owners
@@ -80,7 +79,6 @@ class App:
         self.settings = settings
         self.lease_seconds = lease_seconds or settings.lark.claim_lease_seconds
         self.ready = False
-        self.ingress = Ingress()  # events being acknowledged (webhook and long connection)
         self._parts: LarkParts | None = None
         self._stack: AsyncExitStack | None = None
         self._background: set[asyncio.Task[Any]] = set()  # welcomes, sent after the ack
@@ -187,7 +185,7 @@ class App:
             stack.push_async_callback(store.close)
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
             approvals = consent = LarkApprovals(client, store, owners.check, timeout)
-        agent = core.agent(consent, "lark", audit=audit, yield_to=self.ingress.calm)
+        agent = core.agent(consent, "lark", audit=audit)
         dispatcher = None
         if client is not None:
             dispatcher = Dispatcher(
@@ -203,7 +201,6 @@ class App:
                 sessions=core.store,
                 limits=lambda: self.settings.limits,
                 notify=self._notify_with(client),
-                ingress=self.ingress,
             )
         drain = s.server.drain_seconds
         scheduler = leading_scheduler(core, agent, client, owners.check, drain)
@@ -300,10 +297,6 @@ class App:
         `signed` False: a webhook event without a signature (no lark.encrypt_key), whose
         freshness nobody can check; its turn runs with no owner powers.
         """
-        with self.ingress.acking():
-            return await self._submit(envelope, signed)
-
-    async def _submit(self, envelope: dict[str, Any], signed: bool) -> str | dict[str, Any]:
         parts = self._parts
         if not self.ready or parts is None:  # e.g. SIGTERM arrived while the body was read
             raise NotAccepting("not ready")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from larkbot.config import LarkConfig
@@ -18,7 +17,6 @@ from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.ingress import Ingress, WhenCalm
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
@@ -27,7 +25,7 @@ from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
-from larkbot.tasks import Deadlines, cancel_and_wait, wait_bounded
+from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
 
@@ -56,7 +54,6 @@ class Dispatcher:
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
         notify: Notify | None = None,  # limit notices
-        ingress: Ingress | None = None,  # events being acknowledged: turns start after them
         ack_deadline: float = 2.0,
     ) -> None:
         self.journal = journal
@@ -68,18 +65,14 @@ class Dispatcher:
         self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
         self.fair = SenderLimits(limits)
         self.notify = notify
-        self.ingress = ingress or Ingress()
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        # new sessions' workers start after the acks in flight (one wait for a whole burst)
-        self._new_sessions = WhenCalm(self.ingress, self._start_worker, self._abandon)
         self._notices: set[asyncio.Task[None]] = set()
         # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
         # the journal hand them out again, but this replica must never run one twice.
         self._held: dict[str, Queued] = {}
         self._heartbeat_task: asyncio.Task[None] | None = None
         self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
-        self._ack_deadlines = Deadlines(ack_deadline)
 
     async def accept(self, msg: InboundMessage) -> str:
         """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
@@ -92,11 +85,11 @@ class Dispatcher:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
         if (held := self._held.get(msg.message_id)) is not None:  # its turn is still here
-            await self._durable(wait_bounded(held.claimed, self.ack_deadline))
+            await self._committed(held.claim)
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
-        owner = msg.signed and await self.owners.lane_hint(msg.sender_open_id)
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         counted = not owner and not stop  # /stop always gets through
         if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
             self._tell(msg, refusal)
@@ -105,36 +98,29 @@ class Dispatcher:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
-        settled = functools.partial(self._claim_settled, item)
-        claim = self.journal.claim_soon(msg.message_id, msg.to_json(), settled)
-        self._ack_deadlines.watch(claim)
-        return "queued" if await self._durable(claim) else "duplicate"
+        item.claim = asyncio.create_task(self.journal.claim(msg.message_id, msg.to_json()))
+        item.claim.add_done_callback(lambda claim: self._claim_ended(item, claim))
+        return "queued" if await self._committed(item.claim) else "duplicate"
 
-    async def _durable(self, claim: Awaitable[bool]) -> bool:
+    async def _committed(self, claim: asyncio.Future[bool]) -> bool:
         """Wait for the claim to be committed: only then may Lark get its 200 (never resend).
 
         Past `ack_deadline` (inside Lark's 3 s) this raises, the webhook answers 503 and Lark
-        redelivers; the claim may still land meanwhile, and the redelivery is then a duplicate.
-        A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
-        A new claim's future is failed at the deadline by `_ack_deadlines`, one timer for all
-        (its outcome still reaches `_claim_settled`); a duplicate waits on its first delivery.
+        redelivers; the claim (shielded) may still land meanwhile, and the redelivery is then a
+        duplicate. A failed claim raises too (StorageUnavailable): nothing was stored.
         """
         try:
-            return await claim
+            async with asyncio.timeout(self.ack_deadline):
+                return await asyncio.shield(claim)
         except TimeoutError:
-            raise ClaimPending(
-                f"journal claim not committed within {self.ack_deadline} s"
-            ) from None
+            raise ClaimPending(f"claim not committed within {self.ack_deadline} s") from None
 
-    def _claim_settled(self, item: Queued, outcome: bool | BaseException) -> None:
-        """The claim committed or failed: the turn may run, or must wait for Lark's resend."""
-        failed = isinstance(outcome, BaseException)
-        if failed:
-            self._unhold(item)  # Lark's redelivery must be claimed afresh, not be a "duplicate"
-            if not isinstance(outcome, asyncio.CancelledError):
-                log.error("lark_claim_failed", exc_info=outcome)
-        if not item.claimed.done():
-            item.claimed.set_result(not failed and outcome is True)
+    def _claim_ended(self, item: Queued, claim: asyncio.Future[bool]) -> None:
+        """A failed claim: Lark's redelivery must be claimed afresh, not be a "duplicate"."""
+        if claim.cancelled() or claim.exception() is not None:
+            self._unhold(item)
+            if not claim.cancelled():
+                log.error("lark_claim_failed", exc_info=claim.exception())
 
     async def _follows_topic(self, msg: InboundMessage) -> bool:
         """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
@@ -198,7 +184,7 @@ class Dispatcher:
     async def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
         owner = msg.signed and await self.owners.check(msg.sender_open_id)
-        self._enqueue(msg, owner).claimed.set_result(True)
+        self._enqueue(msg, owner).claim.set_result(True)
 
     def _enqueue(self, msg: InboundMessage, owner: bool, counted: bool = False) -> Queued:
         item = Queued(msg, owner=owner, counted=counted)
@@ -209,8 +195,7 @@ class Dispatcher:
         queue = self._queues.get(sid)
         if queue is None:
             queue = self._queues[sid] = deque()
-            if (waiting := self._new_sessions.add((sid, queue))) is not None:
-                self._track(waiting)  # `join` and `drain` wait for it (and cancel it)
+            self._track(asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}"))
         queue.insert(enqueue_position(queue, owner), item)
         return item
 
@@ -230,45 +215,34 @@ class Dispatcher:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _start_worker(self, session: tuple[str, deque[Queued]]) -> None:
-        sid, queue = session
-        self._track(asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}"))
-
     async def _worker(self, sid: str, queue: deque[Queued]) -> None:
-        waited = True  # started once the acks were out: its first turn need not wait for them
         try:
             while queue:
                 item = queue[0]
-                if await item.claimed:
-                    await self._run_item(item, sid, waited)
-                waited = False
+                await asyncio.wait([item.claim])  # never cancels the claim
+                if _won(item.claim):
+                    await self._run_item(item, sid)
                 self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
         except asyncio.CancelledError:
-            await self._abandon((sid, queue))
+            await self._abandon(sid, queue)
             raise
         finally:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
 
-    async def _abandon(self, session: tuple[str, deque[Queued]]) -> None:
+    async def _abandon(self, sid: str, queue: deque[Queued]) -> None:
         """The session's turns will not run here (drain): recovery retakes the claimed at once."""
-        sid, queue = session
         for item in queue:
             self._forget(item)
-            if item.claimed.done() and item.claimed.result():
+            if _won(item.claim):
                 with contextlib.suppress(Exception):
                     await self.journal.release(item.msg.message_id)
         if self._queues.get(sid) is queue:
             del self._queues[sid]
 
-    async def _run_item(self, item: Queued, sid: str, waited: bool) -> None:
-        """Run one turn as its own task, so a recall or /stop cancels it and not the session.
-
-        `waited`: the acknowledgements in flight were already waited for (its worker's start).
-        """
-        if not waited:
-            await self.ingress.calm()  # acknowledgements in progress go first (bounded)
+    async def _run_item(self, item: Queued, sid: str) -> None:
+        """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone
@@ -301,7 +275,7 @@ class Dispatcher:
             # slow round of them does not push the next one past the lease.
             await asyncio.sleep(max(0.0, began + period - loop.time()))
             began = loop.time()
-            held = [m for m, i in self._held.items() if i.claimed.done() and i.claimed.result()]
+            held = [m for m, i in self._held.items() if _won(i.claim)]
             # In one call (a statement per RENEW_BATCH): one round trip per message made a
             # backlog of hundreds slower than the lease, and hundreds of statements on the
             # acks' storage.
@@ -381,7 +355,6 @@ class Dispatcher:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        await self._new_sessions.close()  # its wait may have been cancelled before it began
         if self._heartbeat_task is not None:  # the storage closes next
             await cancel_and_wait(self._heartbeat_task)
         for notice in list(self._notices):  # the HTTP client closes next
@@ -389,3 +362,8 @@ class Dispatcher:
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending
+
+
+def _won(claim: asyncio.Future[bool]) -> bool:
+    """The claim committed and this replica holds the message."""
+    return claim.done() and not claim.cancelled() and claim.exception() is None and claim.result()
