@@ -24,7 +24,6 @@ from pathlib import Path
 
 from bench.loop_lag import LagProbe
 from larkbot.lark.journal import RENEW_BATCH, InboundJournal, SqlJournal, renew_batches
-from larkbot.lark.journal import SqlJournal
 from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, inbound
-from larkbot.lark.journal import SqlJournal
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, inbound
 from larkbot.storage.db import Database
 from tests.lark_harness import redis_server
 

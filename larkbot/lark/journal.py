@@ -112,9 +112,10 @@ class SqlJournal:
     journal writes. Durability there is WAL with `synchronous=NORMAL`: a claim answered with 200
     survives the process being killed, not a power loss before the next checkpoint.
 
-    Concurrent claims commit together (`GroupCommit`): one upsert for all that arrived during
-    the previous commit, so a burst is a few transactions on one writer, not one each racing
-    for SQLite's lock.
+    Concurrent writes of a kind commit together (`GroupCommit`): one statement for every claim
+    (lease renewal, answer done) that arrived during the previous commit. Each statement costs
+    a few trips to the database's thread or server, whatever its size: one each made the
+    writes of a busy replica queue for longer than Lark waits for its 200.
     """
 
     def __init__(
@@ -122,11 +123,15 @@ class SqlJournal:
     ) -> None:
         self.main = db
         self.path = journal_path(db) if db.is_sqlite else None
-        self.db = Database(f"sqlite:///{self.path}") if self.path else db
+        # one connection: the journal's writes queue for it in order, where several
+        # connections would sleep in SQLite's busy handler, waiting for each other's lock
+        self.db = Database(f"sqlite:///{self.path}", connections=1) if self.path else db
         self.lease_seconds = lease_seconds
         self.retention_seconds = max(retention_seconds, DAY)
         self.owner = uuid.uuid4().hex
         self.claims = GroupCommit(self._flush_claims, "journal claim")
+        self.renewals = GroupCommit(self._flush_renewals, "lease renewal", RENEW_BATCH)
+        self.answered = GroupCommit(self._flush_done, "journal done")
 
     async def init(self) -> None:
         """Create the table; on SQLite adopt entries an earlier version kept in the main file;
@@ -192,29 +197,34 @@ class SqlJournal:
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
         await self.db.clock.sync()
-        return await self._update_own(
-            message_id, lease_until=self.db.clock.now() + self.lease_seconds
-        )
+        return await self.renewals.submit(message_id)
+
+    async def _flush_renewals(self, message_ids: list[str]) -> list[bool]:
+        held = await self._renew(message_ids)
+        return [m in held for m in message_ids]
 
     async def renew_many(self, message_ids: Collection[str]) -> set[str]:
         """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them."""
         await self.db.clock.sync()
         held = set[str]()
         for batch in renew_batches(message_ids):
-            now = self.db.clock.now()
-            async with self.db.engine.begin() as conn:
-                rows = await conn.execute(
-                    sa.update(inbound)
-                    .where(
-                        inbound.c.message_id.in_(batch),
-                        inbound.c.owner == self.owner,
-                        inbound.c.status == "claimed",
-                    )
-                    .values(lease_until=now + self.lease_seconds, updated_at=now)
-                    .returning(inbound.c.message_id)
-                )
-                held.update(rows.scalars())
+            held |= await self._renew(batch)
         return held
+
+    async def _renew(self, batch: list[str]) -> set[str]:
+        now = self.db.clock.now()
+        async with self.db.engine.begin() as conn:
+            rows = await conn.execute(
+                sa.update(inbound)
+                .where(
+                    inbound.c.message_id.in_(batch),
+                    inbound.c.owner == self.owner,
+                    inbound.c.status == "claimed",
+                )
+                .values(lease_until=now + self.lease_seconds, updated_at=now)
+                .returning(inbound.c.message_id)
+            )
+            return set(rows.scalars())
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
@@ -235,12 +245,16 @@ class SqlJournal:
 
     async def done(self, message_id: str) -> None:
         """Mark done and drop the stored message text (it is no longer needed)."""
+        await self.answered.submit(message_id)
+
+    async def _flush_done(self, message_ids: list[str]) -> list[None]:
         async with self.db.engine.begin() as conn:
             await conn.execute(
                 sa.update(inbound)
-                .where(inbound.c.message_id == message_id)
+                .where(inbound.c.message_id.in_(message_ids))
                 .values(status="done", payload="", updated_at=self.db.clock.now())
             )
+        return [None] * len(message_ids)
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
@@ -303,7 +317,8 @@ class SqlJournal:
     async def close(self) -> None:
         """Stop the group commit; on SQLite close the journal's own file (the main one is the
         App's)."""
-        await self.claims.close()
+        for group in (self.claims, self.renewals, self.answered):
+            await group.close()
         if self.db is not self.main:
             await self.db.close()
 
