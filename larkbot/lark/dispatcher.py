@@ -16,6 +16,7 @@ from larkbot.config_sections import LimitsConfig
 from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
 from larkbot.lark.fairness import SenderLimits, TurnSlots
+from larkbot.lark.held import LOST, Held, won
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
@@ -35,7 +36,6 @@ class ClaimPending(Exception):
 
 
 Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
-LOST = "lost"  # Queued.stopped: another replica holds the claim now (it answers, not us)
 
 
 class Dispatcher:
@@ -68,10 +68,7 @@ class Dispatcher:
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._notices: set[asyncio.Task[None]] = set()
-        # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
-        # the journal hand them out again, but this replica must never run one twice.
-        self._held: dict[str, Queued] = {}
-        self._heartbeat_task: asyncio.Task[None] | None = None
+        self.held = Held(journal, self.runner)  # queued or running here: never run twice
         self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
 
     async def accept(self, msg: InboundMessage) -> str:
@@ -84,7 +81,7 @@ class Dispatcher:
         if silent:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
-        if (held := self._held.get(msg.message_id)) is not None:  # its turn is still here
+        if (held := self.held.get(msg.message_id)) is not None:  # its turn is still here
             await self._committed(held.claim)
             return "duplicate"
         command = parse_command(msg.text)
@@ -118,7 +115,7 @@ class Dispatcher:
     def _claim_ended(self, item: Queued, claim: asyncio.Future[bool]) -> None:
         """A failed claim: Lark's redelivery must be claimed afresh, not be a "duplicate"."""
         if claim.cancelled() or claim.exception() is not None:
-            self._unhold(item)
+            self.held.drop(item)
             if not claim.cancelled():
                 log.error("lark_claim_failed", exc_info=claim.exception())
 
@@ -134,12 +131,8 @@ class Dispatcher:
 
     def cancel(self, message_id: str, reason: str = "recalled") -> bool:
         """Stop a message's turn: dropped when queued, cancelled (tools too) when running."""
-        item = self._held.get(message_id)
-        if item is None:
+        if not self.held.stop(message_id, reason):
             return False
-        item.stopped = reason
-        if item.task is not None:
-            item.task.cancel()
         log.info("lark_turn_cancelled", message_id=message_id, reason=reason)
         return True
 
@@ -188,9 +181,7 @@ class Dispatcher:
 
     def _enqueue(self, msg: InboundMessage, owner: bool, counted: bool = False) -> Queued:
         item = Queued(msg, owner=owner, counted=counted)
-        self._held[msg.message_id] = item
-        if self._heartbeat_task is None or self._heartbeat_task.done():
-            self._heartbeat_task = asyncio.create_task(self._heartbeat(), name="lark-leases")
+        self.held.add(item)
         sid = session_id_for(msg)
         queue = self._queues.get(sid)
         if queue is None:
@@ -199,14 +190,9 @@ class Dispatcher:
         queue.insert(enqueue_position(queue, owner), item)
         return item
 
-    def _unhold(self, item: Queued) -> None:
-        """This replica no longer holds the item's message (a redelivery may have replaced it)."""
-        if self._held.get(item.msg.message_id) is item:
-            del self._held[item.msg.message_id]
-
     def _forget(self, item: Queued) -> None:
         """The item left its queue: no longer held here, no longer counted against its sender."""
-        self._unhold(item)
+        self.held.drop(item)
         if item.counted:
             item.counted = False
             self.fair.finished(item.msg.sender_open_id, item.msg.chat_id)
@@ -220,7 +206,7 @@ class Dispatcher:
             while queue:
                 item = queue[0]
                 await asyncio.wait([item.claim])  # never cancels the claim
-                if _won(item.claim):
+                if won(item.claim):
                     await self._run_item(item, sid)
                 self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
@@ -235,7 +221,7 @@ class Dispatcher:
         """The session's turns will not run here (drain): recovery retakes the claimed at once."""
         for item in queue:
             self._forget(item)
-            if _won(item.claim):
+            if won(item.claim):
                 with contextlib.suppress(Exception):
                     await self.journal.release(item.msg.message_id)
         if self._queues.get(sid) is queue:
@@ -261,63 +247,18 @@ class Dispatcher:
             # what was recalled must not stay in the history (a shared one, in groups)
             await self.sessions.delete_since(sid, started)
 
-    async def _heartbeat(self) -> None:
-        """Renew every claim held here, running or still queued, until none is left.
-
-        A turn waiting behind a long one in its session (or for the global bound) holds its
-        claim too: were its lease to run out, another replica would run it out of order, twice.
-        """
-        period = self.journal.lease_seconds / 3
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        while self._held:
-            # At a fixed rate: the time the renewals took comes out of the next wait, so a
-            # slow round of them does not push the next one past the lease.
-            await asyncio.sleep(max(0.0, began + period - loop.time()))
-            began = loop.time()
-            held = [m for m, i in self._held.items() if _won(i.claim)]
-            # In one call (a statement per RENEW_BATCH): one round trip per message made a
-            # backlog of hundreds slower than the lease, and hundreds of statements on the
-            # acks' storage.
-            if held:
-                await self._renew(held)
-
-    async def _renew(self, message_ids: list[str]) -> None:
-        """Extend a batch of leases; stop the turns whose claim another replica holds now.
-        Storage trouble stops nothing: the next round tries again, well within the lease."""
-        try:
-            lost = await self.runner.lost_claims(message_ids)
-        except Exception:
-            log.warning("lark_lease_renew_failed", messages=len(message_ids), exc_info=True)
-            return
-        for message_id in lost:
-            await self._claim_lost(message_id)
-
-    async def _claim_lost(self, message_id: str) -> None:
-        """The journal says another replica holds the claim now (our lease lapsed while this
-        replica was starved), or it was answered or recalled there: stop the turn here before
-        it posts anything (a live card included), and do not count that takeover as a crash."""
-        item = self._held.get(message_id)
-        if item is None or item.stopped:
-            return
-        log.warning("lark_claim_lost", message_id=message_id)
-        item.stopped = LOST
-        if item.task is not None:
-            item.task.cancel()
-        await self.runner.forgive(message_id)
-
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
         if not self.accepting:
             return 0
         queued = 0
-        for payload in await self.journal.reclaim_expired(exclude=set(self._held)):
+        for payload in await self.journal.reclaim_expired(exclude=set(self.held.items)):
             try:
                 msg = InboundMessage.from_json(payload)
             except (ValueError, TypeError):
                 log.error("lark_recovery_bad_payload")
                 continue
-            if msg.message_id in self._held:  # its lease lapsed, but the turn is still here
+            if msg.message_id in self.held.items:  # its lease lapsed, but the turn is still here
                 log.warning("lark_lease_lapsed_locally", message_id=msg.message_id)
                 await self.runner.forgive(msg.message_id)  # we retook our own live claim
                 continue
@@ -355,15 +296,9 @@ class Dispatcher:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        if self._heartbeat_task is not None:  # the storage closes next
-            await cancel_and_wait(self._heartbeat_task)
+        await self.held.close()  # the storage closes next
         for notice in list(self._notices):  # the HTTP client closes next
             await cancel_and_wait(notice)
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending
-
-
-def _won(claim: asyncio.Future[bool]) -> bool:
-    """The claim committed and this replica holds the message."""
-    return claim.done() and not claim.cancelled() and claim.exception() is None and claim.result()
