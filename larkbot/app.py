@@ -26,7 +26,8 @@ from larkbot.lark.budget import CallLedger
 from larkbot.lark.budget_wiring import planner, share_budget, status_line
 from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
-from larkbot.lark.dispatcher import Dispatcher, Notify
+from larkbot.lark.dispatcher import Dispatcher
+from larkbot.lark.fairness import Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal

@@ -8,14 +8,13 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 from larkbot.config import LarkConfig
 from larkbot.config_sections import LimitsConfig
 from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
-from larkbot.lark.fairness import SenderLimits, TurnSlots
+from larkbot.lark.fairness import LimitNotices, Notify, SenderLimits, TurnSlots
 from larkbot.lark.held import LOST, Held, won
 from larkbot.lark.inbound import InboundMessage
 from larkbot.lark.journal import InboundJournal
@@ -26,16 +25,12 @@ from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
-from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.dispatcher")
 
 
 class ClaimPending(Exception):
     """The journal claim did not commit within the ack deadline: answer 503, Lark redelivers."""
-
-
-Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
 
 
 class Dispatcher:
@@ -64,10 +59,9 @@ class Dispatcher:
         self.accepting = True
         self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
         self.fair = SenderLimits(limits)
-        self.notify = notify
+        self.notices = LimitNotices(notify, self.fair)
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._notices: set[asyncio.Task[None]] = set()
         self.held = Held(journal, self.runner)  # queued or running here: never run twice
         self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
 
@@ -89,7 +83,7 @@ class Dispatcher:
         owner = msg.signed and await self.owners.check(msg.sender_open_id)
         counted = not owner and not stop  # /stop always gets through
         if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
-            self._tell(msg, refusal)
+            self.notices.tell(msg, refusal)
             return "limited"
         if stop:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
@@ -159,20 +153,6 @@ class Dispatcher:
             return f"Stopped {len(stopped)} answer(s)."
         others = len(queue) > len(mine)
         return "Only an owner can stop someone else's answer." if others else "Nothing to stop."
-
-    def _tell(self, msg: InboundMessage, refusal: str) -> None:
-        """Say why a message is not answered (once a minute per sender), without waiting."""
-        log.info("lark_sender_limited", sender=msg.sender_open_id, chat_id=msg.chat_id)
-        if self.notify is None or not self.fair.should_notify(msg.sender_open_id):
-            return
-        task = asyncio.create_task(self.notify(msg, refusal), name="lark-limit-notice")
-        self._notices.add(task)  # a reference, so the task is not collected mid-way
-        task.add_done_callback(self._notice_done)
-
-    def _notice_done(self, task: asyncio.Task[None]) -> None:
-        self._notices.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("lark_limit_notice_failed", exc_info=task.exception())
 
     async def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
@@ -297,8 +277,7 @@ class Dispatcher:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         await self.held.close()  # the storage closes next
-        for notice in list(self._notices):  # the HTTP client closes next
-            await cancel_and_wait(notice)
+        await self.notices.close()  # the HTTP client closes next
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending

@@ -25,6 +25,7 @@ from larkbot.storage.group_commit import GroupCommit
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
 RENEW_BATCH = 500  # leases renewed by one statement (or one Redis script): bounded in size
+JOURNAL_CONNECTIONS = 4  # PostgreSQL: claims, renewals, answered marks and a read at once
 
 
 def renew_batches(message_ids: Collection[str]) -> Iterator[list[str]]:
@@ -106,11 +107,13 @@ def journal_path(db: Database) -> Path:
 class SqlJournal:
     """`InboundJournal` in SQL: PostgreSQL's shared database, or on SQLite a file of its own.
 
-    SQLite lets one connection write at a time and a waiting writer sleeps in growing steps
-    (1, 2, 5, 10 … ms): in `larkbot.db` every webhook's claim would wait behind the turns'
-    history writes. So on SQLite the journal keeps `<name>.inbound.db` beside it, where only the
-    journal writes. Durability there is WAL with `synchronous=NORMAL`: a claim answered with 200
-    survives the process being killed, not a power loss before the next checkpoint.
+    The journal keeps its own connections, so an ack never queues behind the turns' use of the
+    App's pool. SQLite lets one connection write at a time and a waiting writer sleeps in
+    growing steps (1, 2, 5, 10 … ms): in `larkbot.db` every webhook's claim would wait behind the
+    turns' history writes. So on SQLite the journal keeps `<name>.inbound.db` beside it, where
+    only the journal writes, through one connection its writers queue for. Durability there is
+    WAL with `synchronous=NORMAL`: a claim answered with 200 survives the process being killed,
+    not a power loss before the next checkpoint.
 
     Concurrent writes of a kind commit together (`GroupCommit`): one statement for every claim
     (lease renewal, answer done) that arrived during the previous commit. Each statement costs
@@ -123,9 +126,11 @@ class SqlJournal:
     ) -> None:
         self.main = db
         self.path = journal_path(db) if db.is_sqlite else None
-        # one connection: the journal's writes queue for it in order, where several
-        # connections would sleep in SQLite's busy handler, waiting for each other's lock
-        self.db = Database(f"sqlite:///{self.path}", connections=1) if self.path else db
+        if self.path is not None:
+            self.db = Database(f"sqlite:///{self.path}", connections=1)
+        else:
+            self.db = Database(db.url, connections=JOURNAL_CONNECTIONS)
+        self.clock = db.clock  # leases in the App's storage time (approvals' and leader's too)
         self.lease_seconds = lease_seconds
         self.retention_seconds = max(retention_seconds, DAY)
         self.owner = uuid.uuid4().hex
@@ -139,7 +144,7 @@ class SqlJournal:
         await self.db.create(inbound)
         if self.path is not None:
             await self._adopt_old_table()
-        await self.db.clock.sync(force=True)
+        await self.clock.sync(force=True)
 
     async def _adopt_old_table(self) -> None:
         """Move `lark_inbound` rows from `larkbot.db` here (copied first: a crash in between
@@ -159,7 +164,7 @@ class SqlJournal:
 
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         firsts = dict(reversed(rows))  # the same message twice in one group: the first wins
-        now = self.db.clock.now()
+        now = self.clock.now()
         values = [
             dict(
                 message_id=m,
@@ -190,13 +195,13 @@ class SqlJournal:
                     inbound.c.owner == self.owner,
                     inbound.c.status == "claimed",
                 )
-                .values(updated_at=self.db.clock.now(), **values)
+                .values(updated_at=self.clock.now(), **values)
             )
             return res.rowcount == 1
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
-        await self.db.clock.sync()
+        await self.clock.sync()
         return await self.renewals.submit(message_id)
 
     async def _flush_renewals(self, message_ids: list[str]) -> list[bool]:
@@ -205,14 +210,14 @@ class SqlJournal:
 
     async def renew_many(self, message_ids: Collection[str]) -> set[str]:
         """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them."""
-        await self.db.clock.sync()
+        await self.clock.sync()
         held = set[str]()
         for batch in renew_batches(message_ids):
             held |= await self._renew(batch)
         return held
 
     async def _renew(self, batch: list[str]) -> set[str]:
-        now = self.db.clock.now()
+        now = self.clock.now()
         async with self.db.engine.begin() as conn:
             rows = await conn.execute(
                 sa.update(inbound)
@@ -252,14 +257,14 @@ class SqlJournal:
             await conn.execute(
                 sa.update(inbound)
                 .where(inbound.c.message_id.in_(message_ids))
-                .values(status="done", payload="", updated_at=self.db.clock.now())
+                .values(status="done", payload="", updated_at=self.clock.now())
             )
         return [None] * len(message_ids)
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
-        await self.db.clock.sync()
-        now = self.db.clock.now()
+        await self.clock.sync()
+        now = self.clock.now()
         async with self.db.read() as conn:
             rows = (
                 await conn.execute(
@@ -303,7 +308,7 @@ class SqlJournal:
 
     async def purge(self) -> int:
         """Delete entries created before now - retention."""
-        cutoff = self.db.clock.now() - self.retention_seconds
+        cutoff = self.clock.now() - self.retention_seconds
         async with self.db.engine.begin() as conn:
             res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
             return int(res.rowcount or 0)
@@ -315,12 +320,10 @@ class SqlJournal:
             return int((await conn.execute(query)).scalar_one())
 
     async def close(self) -> None:
-        """Stop the group commit; on SQLite close the journal's own file (the main one is the
-        App's)."""
+        """Stop the group commits; close the journal's own connections (the App's are its)."""
         for group in (self.claims, self.renewals, self.answered):
             await group.close()
-        if self.db is not self.main:
-            await self.db.close()
+        await self.db.close()
 
 
 def _claim_upsert(dialect: str, values: list[dict[str, Any]]) -> Any:
