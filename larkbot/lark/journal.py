@@ -11,6 +11,7 @@ the project's SQLAlchemy layer) and `RedisJournal` (`journal_redis.py`); `open_j
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -179,7 +180,9 @@ class SqlJournal:
             for m, p in firsts.items()
         ]
         async with self.db.engine.begin() as conn:
-            winners = set((await conn.execute(_claim_upsert(conn.dialect.name, values))).scalars())
+            # one statement, compiled once: SQLAlchemy sends the rows as multi-row VALUES
+            result = await conn.execute(_claim_upsert(conn.dialect.name), values)
+            winners = set(result.scalars())
         result: list[bool] = []
         for message_id, _ in rows:
             result.append(message_id in winners)
@@ -326,11 +329,12 @@ class SqlJournal:
         await self.db.close()
 
 
-def _claim_upsert(dialect: str, values: list[dict[str, Any]]) -> Any:
+@functools.cache
+def _claim_upsert(dialect: str) -> Any:
     """New claims, and takeovers of unfinished claims whose lease ran out (their owner died), in
     one statement; RETURNING names the winners."""
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(inbound).values(values)
+    stmt = insert(inbound)
     new = stmt.excluded
     return stmt.on_conflict_do_update(
         index_elements=[inbound.c.message_id],
