@@ -181,8 +181,8 @@ class SqlJournal:
         ]
         async with self.db.engine.begin() as conn:
             # one statement, compiled once: SQLAlchemy sends the rows as multi-row VALUES
-            result = await conn.execute(_claim_upsert(conn.dialect.name), values)
-            winners = set(result.scalars())
+            upserted = await conn.execute(_claim_upsert(conn.dialect.name), values)
+            winners = set(upserted.scalars())
         result: list[bool] = []
         for message_id, _ in rows:
             result.append(message_id in winners)
