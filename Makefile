@@ -132,7 +132,7 @@ $(BENCH_STAMP): | $(BIN)/python
 	touch $@
 
 # PostgreSQL's figures (webhook claims, leases, approvals) come from a throwaway cluster, as in
-# `make test`; bench_webhook gives it a core of its own for its target run (bench/placement.py).
+# `make test`.
 bench: $(DEV_STAMP) $(SYS_STAMP) $(BENCH_STAMP)
 	$(WITH_PG) \
 	LARKBOT_TEST_PG_URL="$$url" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench $(BENCH)

@@ -23,8 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from bench.loop_lag import LagProbe
-from larkbot.lark.journal import RENEW_BATCH, InboundJournal, PostgresJournal, renew_batches
-from larkbot.lark.journal_sqlite import SqliteJournal
+from larkbot.lark.journal import RENEW_BATCH, InboundJournal, SqlJournal, renew_batches
 from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
 
@@ -53,7 +52,7 @@ async def _measure(journal: InboundJournal) -> dict[str, tuple[float, float, int
     ids = [f"om_lease_{i}" for i in range(HELD)]
     for start in range(0, HELD, 50):  # redis-py's pool holds 100 connections
         chunk = ids[start : start + 50]
-        assert all(await asyncio.gather(*(journal.claim_soon(m, "{}") for m in chunk)))
+        assert all(await asyncio.gather(*(journal.claim(m, "{}") for m in chunk)))
     figures = {}
     ways: dict[str, Callable[[InboundJournal, list[str]], Awaitable[int]]] = {
         "per message": _per_message,
@@ -99,11 +98,11 @@ async def _run() -> dict[str, dict[str, tuple[float, float, int]]]:
     runs = {}
     home = Path(tempfile.mkdtemp(prefix="larkbot-bench-leases-"))
     db = Database(f"sqlite:///{home}/larkbot.db")
-    runs["SQLite"] = await _measure(SqliteJournal(db, lease_seconds=60))
+    runs["SQLite"] = await _measure(SqlJournal(db, lease_seconds=60))
     await db.close()
     async with _postgres_url() as url:
         pg = Database(url)
-        runs["PostgreSQL"] = await _measure(PostgresJournal(pg, lease_seconds=60))
+        runs["PostgreSQL"] = await _measure(SqlJournal(pg, lease_seconds=60))
         await pg.close()
     if shutil.which("redis-server"):
         from larkbot.lark.journal_redis import RedisJournal

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -25,11 +24,10 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bench.loop_lag import LagProbe, idle_lag_ms
 from larkbot.config import parse_settings
-from larkbot.heap import freeze_startup_heap, widen_young_generation
+from larkbot.heap import freeze_startup_heap
 from larkbot.logs import configure_logging
 from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.store import make_jobstore
-from larkbot.server import LOOP_SWITCH_INTERVAL
 from larkbot.storage.db import Database
 
 TARGET = {"channel": "lark", "chat_id": "oc_bench", "thread_id": ""}
@@ -141,11 +139,8 @@ async def _stock_asyncio_scheduler(n: int) -> float:
 def main() -> None:
     """Print the figures for 10, 100 and 1000 jobs; the target is <= 500 ms lag at 1000."""
     configure_logging("error")
-    # `serve` hands the GIL back to the loop every 0.5 ms (larkbot/server.py); measure that.
-    sys.setswitchinterval(min(sys.getswitchinterval(), LOOP_SWITCH_INTERVAL))
-    # and freezes its start-up heap, so a full GC pass cannot hold the loop for ~100 ms (heap.py)
+    # `serve` freezes its start-up heap: a full GC pass cannot hold the loop ~100 ms (heap.py)
     freeze_startup_heap()
-    widen_young_generation()  # and collects its youngest generation less often, as serve does
 
     async def run() -> float:
         lag = 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections import deque
 from urllib.parse import urlsplit
 
 _HEAD_END = b"\r\n\r\n"
@@ -35,11 +35,19 @@ class BadResponse(Exception):
 class _Run:
     """One batch of requests shared by the connections: whoever is free sends the next."""
 
-    def __init__(self, requests: list[bytes]) -> None:
-        self.pending: Iterator[bytes] = iter(requests)
-        self.left = len(requests)
+    def __init__(self, requests: list[bytes], total: int | None = None) -> None:
+        # (when it was due, or None: now; the request)
+        self.pending: deque[tuple[float | None, bytes]] = deque((None, r) for r in requests)
+        self.idle: list[_Connection] = []  # connections with nothing to send yet (paced runs)
+        self.left = len(requests) if total is None else total
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.latencies: list[float] = []  # each response's, in the order they ended
+
+    def add(self, request: bytes, due: float) -> None:
+        """A paced request, due at `due` (its latency counts from then, not from its send)."""
+        self.pending.append((due, request))
+        if self.idle:
+            self.idle.pop()._send_next()
 
     def fail(self, err: Exception) -> None:
         """Stop the run with `err`."""
@@ -79,11 +87,11 @@ class _Connection(asyncio.Protocol):
 
     def _send_next(self) -> None:
         assert self.run is not None and self.transport is not None
-        request = next(self.run.pending, None)
-        if request is None:
-            self.run = None
+        if not self.run.pending:
+            self.run.idle.append(self)
             return
-        self.sent_at = time.perf_counter()
+        due, request = self.run.pending.popleft()
+        self.sent_at = time.perf_counter() if due is None else due
         self.transport.write(request)
 
     def data_received(self, data: bytes) -> None:
@@ -145,12 +153,42 @@ class LoadGenerator:
         await self._go(run, self._connections[:1], within)
         return run.latencies
 
+    async def paced(self, requests: list[bytes], rate: float, within: float = 60.0) -> list[float]:
+        """One request every 1/`rate` s on a free connection: the seconds each took to its 200,
+        counted from when it was due (a request that waited for a connection counts that)."""
+        run = _Run([], len(requests))
+        self._start(run, self._connections)
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(within):
+                for i, request in enumerate(requests):
+                    due = started + i / rate
+                    if (wait := due - time.perf_counter()) > 0:
+                        await asyncio.sleep(wait)
+                    run.add(request, due)
+                await run.done
+        finally:
+            self._stop(self._connections)
+        return run.latencies
+
     async def _go(self, run: _Run, connections: list[_Connection], within: float) -> None:
         if not run.left:
             return
+        self._start(run, connections)
+        try:
+            async with asyncio.timeout(within):
+                await run.done
+        finally:
+            self._stop(connections)
+
+    @staticmethod
+    def _start(run: _Run, connections: list[_Connection]) -> None:
         for conn in connections:
             if conn.transport is None or conn.transport.is_closing():  # hung up between runs
                 raise BadResponse("connection closed before the run")
             conn.start(run)
-        async with asyncio.timeout(within):
-            await run.done
+
+    @staticmethod
+    def _stop(connections: list[_Connection]) -> None:
+        for conn in connections:
+            conn.run = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -74,13 +74,10 @@ class Agent:
         audit: AuditSink | None = None,
         scrubber: SecretScrubber | None = None,
         usage: UsageStore | None = None,
-        yield_to: Callable[[], Awaitable[object]] | None = None,
         recall: RecallHook | None = None,
     ) -> None:
         self.provider = provider
         self.recall = recall  # long-term memory (`larkbot/memory`), passed by the composition root
-        # awaited before each model round: on `serve`'s loop, Lark's acks go first (Ingress)
-        self.yield_to = yield_to or _nothing_first
         self.usage = usage
         self.budget = HistoryBudget(provider, store)
         self.registry = registry
@@ -208,7 +205,6 @@ class Agent:
         )
         # ~3.3 characters per token (the estimate's ratio): read enough rows to fill the budget
         load_chars = max(settings.agent.history_max_chars, budget * 4)
-        await self.yield_to()
         history = await self.store.load(session_id, load_chars)
         # Text no owner wrote anywhere in the window (summarised turns included: the summary
         # carries them), or in this message (a quote, a forward, a document): while it is in
@@ -240,9 +236,7 @@ class Agent:
         texts: list[str] = []
         ui: list[dict[str, Any]] = []
         try:
-            for step in range(settings.agent.max_steps):
-                if step:  # the first round's wait came before the history read
-                    await self.yield_to()
+            for _ in range(settings.agent.max_steps):
                 tools = self.registry.openai_tools(self.advertised_tools(ctx, linked))
                 completion: Completion | None = None
                 async for item in self._ask_model(wire_messages([system, *context, *turn]), tools):
@@ -364,10 +358,6 @@ class Agent:
                 yield ThinkingDelta(event.text)
             elif isinstance(event, Completion):
                 yield event
-
-
-async def _nothing_first() -> None:
-    """No other work goes before a model round (the terminal, the web chat, tests)."""
 
 
 async def _with_images(messages: list[Message], settings: Settings) -> list[Message]:

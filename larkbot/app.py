@@ -28,9 +28,9 @@ from larkbot.lark.budget_wiring import planner, share_budget, status_line
 from larkbot.lark.client import LarkClient
 from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
 from larkbot.lark.direct import direct_notifier
-from larkbot.lark.dispatcher import Dispatcher, Notify
+from larkbot.lark.dispatcher import Dispatcher
+from larkbot.lark.fairness import Notify
 from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
-from larkbot.lark.ingress import Ingress
 from larkbot.lark.job_delivery import LarkNotifier
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.journal_redis import open_journal
@@ -87,7 +87,6 @@ class App:
         self.settings = settings
         self.lease_seconds = lease_seconds or settings.lark.claim_lease_seconds
         self.ready = False
-        self.ingress = Ingress()  # events being acknowledged (webhook and long connection)
         self._parts: LarkParts | None = None
         self._stack: AsyncExitStack | None = None
         self._background: set[asyncio.Task[Any]] = set()  # welcomes, sent after the ack
@@ -195,7 +194,7 @@ class App:
             timeout = lambda: self.settings.lark.approval_timeout_seconds  # noqa: E731
             urgent = lambda: self.settings.lark.urgent_after_minutes  # noqa: E731
             approvals = consent = LarkApprovals(client, store, owners.check, timeout, urgent)
-        agent = core.agent(consent, "lark", audit=audit, yield_to=self.ingress.calm)
+        agent = core.agent(consent, "lark", audit=audit)
         dispatcher = None
         auth = await build_oauth(core, client, owners.check, stack)  # /auth, workspace service
         if client is not None:
@@ -218,7 +217,6 @@ class App:
                 sessions=core.store,
                 limits=lambda: self.settings.limits,
                 notify=self._notify_with(client),
-                ingress=self.ingress,
             )
         ids, lark_cfg = (bot_open_id, s.lark.app_id), lambda: self.settings.lark
         native = await start_native(
@@ -322,10 +320,6 @@ class App:
         `signed` False: a webhook event without a signature (no lark.encrypt_key), whose
         freshness nobody can check; its turn runs with no owner powers.
         """
-        with self.ingress.acking():
-            return await self._submit(envelope, signed)
-
-    async def _submit(self, envelope: dict[str, Any], signed: bool) -> str | dict[str, Any]:
         parts = self._parts
         if not self.ready or parts is None:  # e.g. SIGTERM arrived while the body was read
             raise NotAccepting("not ready")

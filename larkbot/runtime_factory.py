@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -82,12 +82,8 @@ class Core:
         consent: ConsentProvider,
         interface: str | None = None,
         audit: AuditSink | None = None,
-        yield_to: Callable[[], Awaitable[object]] | None = None,
     ) -> Agent:
-        """An Agent for `interface` (default: the runtime's) sharing this core's parts.
-
-        `yield_to` is awaited before each model round (`serve`: Lark's acks go first).
-        """
+        """An Agent for `interface` (default: the runtime's) sharing this core's parts."""
         return Agent(
             self.provider,
             self.registry,
@@ -99,7 +95,6 @@ class Core:
             audit=audit,
             scrubber=SecretScrubber(self.live.get),
             usage=self.usage,
-            yield_to=yield_to,
             recall=self.memory,
         )
 

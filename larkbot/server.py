@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import sys
 import time
 from typing import Any
@@ -16,7 +14,7 @@ from larkbot import start_screen
 from larkbot.app import App, NotAccepting
 from larkbot.config import Settings
 from larkbot.health import liveness, metrics_text, readiness
-from larkbot.heap import freeze_startup_heap, widen_young_generation
+from larkbot.heap import freeze_startup_heap
 from larkbot.http_access import gate, public
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
 from larkbot.lark.card_v1 import V1_EVENT_TYPE, v1_answer
@@ -26,7 +24,7 @@ from larkbot.lark.webhook import (
     verify_card_request,
     verify_event_request,
 )
-from larkbot.logs import configure_logging, debug_on, get_logger
+from larkbot.logs import configure_logging, get_logger
 from larkbot.misconfig import find_problems
 from larkbot.policy.secrets import SecretScrubber, make_undumpable
 from larkbot.preflight import check_port, check_writable, port_error
@@ -59,8 +57,6 @@ async def read_capped(
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge
     budget = budget or BodyBudget(limit)
-    if request.content.is_eof():  # all of it arrived with the header (Lark's events do)
-        return _buffered_body(request, limit, budget)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -77,24 +73,7 @@ async def read_capped(
         budget.give(size)
 
 
-def _buffered_body(request: web.Request, limit: int, budget: BodyBudget) -> bytes:
-    """The body aiohttp already holds whole: nothing to wait for, so no deadline to arm."""
-    raw = request.content.read_nowait()
-    if len(raw) > limit:
-        raise BodyTooLarge
-    if not budget.take(len(raw)):
-        raise TooManyBodies
-    budget.give(len(raw))  # the caller verifies it at once, before anything else runs
-    return raw
-
-
-_SUCCESS = {"msg": "success"}
-_SUCCESS_BYTES = json.dumps(_SUCCESS).encode()  # every accepted event's 200: encoded once
-
-
 def _json(body: dict[str, Any], status: int = 200) -> web.Response:
-    if status == 200 and body == _SUCCESS:
-        return web.Response(body=_SUCCESS_BYTES, content_type="application/json")
     return web.json_response(body, status=status)
 
 
@@ -125,11 +104,6 @@ async def _authenticated(request: web.Request, card: bool) -> tuple[App, Any] | 
 
 async def handle_events(request: web.Request) -> web.Response:
     """Verify, then hand the event off and answer 200 at once (the turn runs in the background)."""
-    with request.app[APP_KEY].ingress.acking():  # turns wait to start until the 200 is out
-        return await _handle_event(request)
-
-
-async def _handle_event(request: web.Request) -> web.Response:
     checked = await _authenticated(request, card=False)
     if isinstance(checked, web.Response):
         return checked
@@ -144,8 +118,7 @@ async def _handle_event(request: web.Request) -> web.Response:
         # Our side failed (e.g. storage): a 503 makes Lark redeliver later instead of losing it.
         log.error("lark_submit_failed", event_id=outcome.event_id, exc_info=True)
         return _json({"msg": "temporarily unavailable"}, 503)
-    if debug_on():
-        log.debug("lark_event", event_id=outcome.event_id, type=outcome.event_type, result=result)
+    log.debug("lark_event", event_id=outcome.event_id, type=outcome.event_type, result=result)
     return _json(outcome.body)
 
 
@@ -189,27 +162,12 @@ async def handle_metrics(request: web.Request) -> web.Response:
     return resp
 
 
-# How long a worker thread may hold the GIL before the event loop's thread gets it (Python's
-# default is 5 ms). Classifying a 20 KB command or splitting a 400 KB answer in a thread would
-# otherwise make every loop wake-up wait up to 5 ms, and one HTTP answer takes many wake-ups.
-LOOP_SWITCH_INTERVAL = 0.0005
-
-
-async def _start_worker_threads(_web_app: web.Application) -> None:
-    """Start the default executor's threads now: `to_thread` starting one later makes the loop
-    wait until the new thread runs, which on a loaded machine took a third of a second."""
-    workers = min(32, (os.cpu_count() or 1) + 4)  # the default executor's own size
-    await asyncio.gather(*(asyncio.to_thread(time.sleep, 0.005) for _ in range(workers)))
-
-
 def create_app(app: App) -> web.Application:
     """The aiohttp application serving `app` (body size is capped by `read_capped`); a route
     not marked `public` is closed (larkbot/http_access.py)."""
-    sys.setswitchinterval(min(sys.getswitchinterval(), LOOP_SWITCH_INTERVAL))
     web_app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[gate])
     web_app[APP_KEY] = app
     web_app[BUDGET_KEY] = BodyBudget(app.settings.server.unverified_body_bytes)
-    web_app.on_startup.append(_start_worker_threads)
     # open: Lark's callbacks verify their own signatures; the rest is for the operator
     web_app.router.add_post("/lark/events", public(handle_events))
     web_app.router.add_post("/lark/card", public(handle_card))
@@ -249,7 +207,6 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> int:
         raise
     try:
         frozen = freeze_startup_heap()  # once everything is imported and started (see heap.py)
-        widen_young_generation()
         assert site.guard is not None
         log.info(
             "serving",

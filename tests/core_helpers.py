@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,7 +217,6 @@ async def make_rig(
     audit: AuditSink | None = None,
     policy: Policy | None = None,
     scrubber: SecretScrubber | None = None,
-    yield_to: Callable[[], Awaitable[None]] | None = None,
     **agent_settings: Any,
 ) -> Rig:
     """Build the rig; close it with `await rig.close()`."""
@@ -243,7 +241,6 @@ async def make_rig(
         interface,
         audit=audit,
         scrubber=scrubber,
-        yield_to=yield_to,
     )
     return Rig(agent, store, db, registry, http)
 

@@ -54,3 +54,15 @@ async def test_a_connection_the_server_closes_fails_the_run_and_the_next() -> No
                 await gen.burst([build_post(url, b"hang up", {})], within=10)
             with pytest.raises(BadResponse, match="connection closed before the run"):
                 await gen.one_by_one([build_post(url, b"event", {})], within=10)
+
+
+async def test_a_paced_run_sends_each_request_once_at_its_rate() -> None:
+    seen: list[bytes] = []
+    async with TestServer(_counting_server(seen), host="127.0.0.1") as server:
+        url = str(server.make_url("/lark/events"))
+        requests = [build_post(url, f"event {i}".encode(), {}) for i in range(20)]
+        async with LoadGenerator(url, 4) as gen:
+            latencies = await gen.paced(requests, rate=200, within=10)
+            assert await gen.burst(requests[:4], within=10) > 0  # the connections are free again
+    assert sorted(seen[:20]) == sorted(f"event {i}".encode() for i in range(20))
+    assert len(latencies) == 20 and all(t > 0 for t in latencies)

@@ -245,23 +245,6 @@ async def test_max_steps_is_reached_and_said(fake_llm: FakeLLM, tmp_path: Path) 
     assert history[-1]["role"] == "assistant" and "agent.max_steps" in history[-1]["content"]
 
 
-async def test_every_model_round_first_yields_to_the_loops_priority_work(
-    fake_llm: FakeLLM, tmp_path: Path
-) -> None:
-    asked_before: list[int] = []  # model requests made when each wait began
-
-    async def yield_to() -> None:
-        asked_before.append(len(fake_llm.requests))
-
-    rig = await make_rig(fake_llm.base_url, tmp_path, [EchoTool()], yield_to=yield_to)
-    fake_llm.reply_tools(FakeToolCall("echo", {"text": "a"}, id="c1")).reply_text("done")
-    events = await collect(rig.agent, "echo then answer", ctx())
-    await rig.close()
-    assert final(events).text == "done"
-    # one wait before the history read and first request, one before the round after the tool
-    assert asked_before == [0, 1]
-
-
 async def test_provider_failure_is_an_error_event_and_user_message_kept(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from larkbot.app import NotAccepting
-from larkbot.lark.journal_sqlite import SqliteJournal
+from larkbot.lark.journal import SqlJournal
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, Reply
 from tests.lark_harness import Served, message_event, settings_for
@@ -49,7 +49,7 @@ async def test_queued_turn_keeps_its_lease_behind_a_long_one(
     fake_llm.responder = lambda body: next(replies)
     settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
     async with Served(settings, lease_seconds=0.6) as s:
-        other = SqliteJournal(s.app.core.db, lease_seconds=0.6)  # a second replica's journal
+        other = SqlJournal(s.app.core.db, lease_seconds=0.6)  # a second replica's journal
         assert (await s.post_event(message_event("one", message_id="om_q1")))[0] == 200
         assert (await s.post_event(message_event("two", message_id="om_q2")))[0] == 200
         deadline = time.monotonic() + 30
@@ -107,7 +107,7 @@ async def test_turn_whose_claim_another_replica_took_does_not_answer(
 
     fake_llm.responder = respond
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
-        other = SqliteJournal(s.app.core.db)
+        other = SqlJournal(s.app.core.db)
         assert (await s.post_event(message_event("hello", message_id="om_moved")))[0] == 200
         await asyncio.wait_for(asked.wait(), 30)
         await s.lapse("om_moved")  # the lease lapsed ...

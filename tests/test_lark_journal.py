@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, inbound
-from larkbot.lark.journal_sqlite import SqliteJournal
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, inbound
 from larkbot.storage.db import Database
 from tests.lark_harness import redis_server
 
@@ -25,7 +24,7 @@ async def db(home: Path) -> AsyncIterator[Database]:
 
 def _journals(kind: str, db: Database, url: str | None, lease: float) -> list[InboundJournal]:
     if kind == "sql":
-        return [SqliteJournal(db, lease_seconds=lease) for _ in range(2)]
+        return [SqlJournal(db, lease_seconds=lease) for _ in range(2)]
     from larkbot.lark.journal_redis import RedisJournal
 
     assert url is not None
@@ -79,7 +78,7 @@ async def test_expired_claim_is_recovered_exactly_once(pair: list[InboundJournal
 
 
 async def test_lease_runs_out_without_release(db: Database) -> None:
-    a, b = SqliteJournal(db, lease_seconds=0.05), SqliteJournal(db, lease_seconds=0.05)
+    a, b = SqlJournal(db, lease_seconds=0.05), SqlJournal(db, lease_seconds=0.05)
     await a.init()
     assert await a.claim("om_1", "p")
     deadline = time.monotonic() + 5
@@ -99,7 +98,7 @@ async def test_renew_keeps_the_lease_and_only_the_owner_may(pair: list[InboundJo
 
 
 async def test_poison_message_is_given_up(db: Database) -> None:
-    j = SqliteJournal(db, lease_seconds=30)
+    j = SqlJournal(db, lease_seconds=30)
     await j.init()
     assert await j.claim("om_1", "p")
     for _ in range(MAX_ATTEMPTS - 1):
@@ -111,7 +110,7 @@ async def test_poison_message_is_given_up(db: Database) -> None:
 
 
 async def test_purge_keeps_a_day(db: Database) -> None:
-    j = SqliteJournal(db, retention_seconds=60)  # asked for less: clamped to 24 h
+    j = SqlJournal(db, retention_seconds=60)  # asked for less: clamped to 24 h
     await j.init()
     assert j.retention_seconds >= DAY
     await j.claim("old", "p")
@@ -204,7 +203,7 @@ async def test_renew_many_keeps_only_the_held(pair: list[InboundJournal]) -> Non
 async def claim_all(journal: InboundJournal, count: int) -> list[str]:
     """`count` claims at once; returns their ids."""
     ids = [f"om_{i}" for i in range(count)]
-    assert all(await asyncio.gather(*(journal.claim_soon(m, "{}") for m in ids)))
+    assert all(await asyncio.gather(*(journal.claim(m, "{}") for m in ids)))
     return ids
 
 
@@ -228,7 +227,7 @@ def wal_commits(db_file: Path) -> int:
 
 
 async def test_renew_many_is_one_sqlite_transaction(db: Database) -> None:
-    journal = SqliteJournal(db, lease_seconds=30)
+    journal = SqlJournal(db, lease_seconds=30)
     await journal.init()
     try:
         ids = await claim_all(journal, 300)

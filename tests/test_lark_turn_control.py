@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from larkbot.config import Settings
-from larkbot.lark.journal_sqlite import SqliteJournal
+from larkbot.lark.journal import SqlJournal
 from larkbot.lark.welcome import BOT_ADDED, P2P_ENTERED
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, Reply
@@ -137,7 +137,7 @@ async def test_recall_of_a_turn_running_on_another_replica_keeps_its_answer_back
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
-        elsewhere = SqliteJournal(s.app.core.db)  # another replica on the same database
+        elsewhere = SqlJournal(s.app.core.db)  # another replica on the same database
         assert await elsewhere.claim("om_far", "{}")
         recall = lark_event("im.message.recalled_v1", message_id="om_far", chat_id="oc_dm")
         assert await s.app.submit(recall) == "recalled elsewhere"

@@ -16,7 +16,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from larkbot.errors import ConfigError
 from larkbot.lark.audit import AuditLog
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, PostgresJournal, inbound
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, SqlJournal, inbound
 from larkbot.lark.owners import Owners
 from larkbot.scheduler.store import make_jobstore
 from larkbot.storage.db import Database, async_url, safe_url, sync_url
@@ -73,7 +73,7 @@ async def test_sessions_append_load_trim_and_restart(pg_url: str, db: Database) 
 
 
 async def test_journal_claim_is_exactly_once_under_20_concurrent_claims(db: Database) -> None:
-    replicas = [PostgresJournal(db, lease_seconds=30) for _ in range(4)]
+    replicas = [SqlJournal(db, lease_seconds=30) for _ in range(4)]
     await asyncio.gather(*(j.init() for j in replicas))  # replicas start together
     results = await asyncio.gather(*(replicas[i % 4].claim("om_1", "{}") for i in range(20)))
     assert sum(results) == 1
@@ -82,7 +82,7 @@ async def test_journal_claim_is_exactly_once_under_20_concurrent_claims(db: Data
 
 async def test_journal_group_keeps_each_payload_exactly(db: Database) -> None:
     # A group travels as one JSON parameter: what a payload holds must not change on the way
-    journal = PostgresJournal(db, lease_seconds=30)
+    journal = SqlJournal(db, lease_seconds=30)
     await journal.init()
     payloads = ['{"text":"say \\"hi\\" \\\\ \\u0000"}', "你好 🐦\n\ttabs", "", "x" * 20_000]
     try:
@@ -97,8 +97,8 @@ async def test_journal_group_keeps_each_payload_exactly(db: Database) -> None:
 
 
 async def test_journal_expired_lease_is_reclaimed_once(db: Database) -> None:
-    a = PostgresJournal(db, lease_seconds=0.05)  # the replica whose lease runs out
-    b, c = (PostgresJournal(db, lease_seconds=30) for _ in range(2))  # a loaded machine cannot
+    a = SqlJournal(db, lease_seconds=0.05)  # the replica whose lease runs out
+    b, c = (SqlJournal(db, lease_seconds=30) for _ in range(2))  # a loaded machine cannot
     await a.init()  # let b's claim lapse before c tries (a flake under 8 parallel suites)
     assert await a.claim("om_1", "the message")
     deadline = time.monotonic() + 30
@@ -115,7 +115,7 @@ async def test_journal_expired_lease_is_reclaimed_once(db: Database) -> None:
 
 
 async def test_journal_done_purge_and_poison(db: Database) -> None:
-    j = PostgresJournal(db, lease_seconds=30)
+    j = SqlJournal(db, lease_seconds=30)
     await j.init()
     assert await j.claim("om_done", "p")
     await j.done("om_done")
@@ -140,7 +140,7 @@ async def test_journal_done_purge_and_poison(db: Database) -> None:
 
 
 async def test_journal_renew_many_keeps_only_the_held(db: Database) -> None:
-    a, b = PostgresJournal(db, lease_seconds=30), PostgresJournal(db, lease_seconds=30)
+    a, b = SqlJournal(db, lease_seconds=30), SqlJournal(db, lease_seconds=30)
     await a.init()
     try:
         await renew_many_keeps_only_the_held(a, b)
@@ -150,7 +150,7 @@ async def test_journal_renew_many_keeps_only_the_held(db: Database) -> None:
 
 
 async def test_journal_renews_300_leases_in_one_statement(db: Database) -> None:
-    journal = PostgresJournal(db, lease_seconds=30)
+    journal = SqlJournal(db, lease_seconds=30)
     await journal.init()
     statements: list[str] = []
 
@@ -158,14 +158,14 @@ async def test_journal_renews_300_leases_in_one_statement(db: Database) -> None:
         statements.append(statement)
 
     try:
-        ids = await claim_all(journal, 300)  # on the claims' own connection, not the engine
-        sa.event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+        ids = await claim_all(journal, 300)
+        sa.event.listen(journal.db.engine.sync_engine, "before_cursor_execute", seen)
         assert await journal.renew_many(ids) == set(ids)
         assert len(statements) == 1 and statements[0].lstrip().startswith("UPDATE lark_inbound")
         assert await journal.renew(ids[0])  # the per-message way: a statement each
         assert len(statements) == 2
     finally:
-        sa.event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+        sa.event.remove(journal.db.engine.sync_engine, "before_cursor_execute", seen)
         await journal.close()
 
 
@@ -220,7 +220,7 @@ async def test_replicas_creating_tables_together_do_not_race(pg_url: str) -> Non
     dbs = [Database(pg_url) for _ in range(4)]
     try:
         await asyncio.gather(*(SessionStore(d).init() for d in dbs))
-        await asyncio.gather(*(PostgresJournal(d).init() for d in dbs))
+        await asyncio.gather(*(SqlJournal(d).init() for d in dbs))
         assert await SessionStore(dbs[0]).list_sessions() == []
     finally:
         for d in dbs:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from larkbot.lark.approval_store import ApprovalStore
-from larkbot.lark.journal import InboundJournal, PostgresJournal
+from larkbot.lark.journal import InboundJournal, SqlJournal
 from larkbot.lark.journal_redis import RedisJournal
 from larkbot.scheduler.leader import DbLeaderLock
 from larkbot.storage.clock import StorageClock
@@ -85,8 +85,8 @@ async def test_redis_journal_leases_use_redis_time(redis_url: str) -> None:
 async def test_postgres_journal_leases_use_the_database_time(
     databases: tuple[Database, Database],
 ) -> None:
-    in_time = PostgresJournal(databases[0], lease_seconds=30)
-    fast = PostgresJournal(databases[1], lease_seconds=0.3)
+    in_time = SqlJournal(databases[0], lease_seconds=30)
+    fast = SqlJournal(databases[1], lease_seconds=0.3)
     for journal in (in_time, fast):
         await journal.init()
     try:

@@ -6,8 +6,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from larkbot import fast_json
-
 # Resolves a mention reference (placeholder key or open_id) to display text; "" drops it.
 MentionResolver = Callable[[str], str]
 
@@ -19,7 +17,7 @@ def parse_content(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, str):
         return {}
     try:
-        value = fast_json.loads(raw)
+        value = json.loads(raw)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

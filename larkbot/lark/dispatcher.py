@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 from larkbot.config import LarkConfig
 from larkbot.config_sections import LimitsConfig
 from larkbot.lark.answer import Agent
 from larkbot.lark.commands import Commands, parse_command
-from larkbot.lark.fairness import SenderLimits, TurnSlots
+from larkbot.lark.fairness import LimitNotices, Notify, SenderLimits, TurnSlots
+from larkbot.lark.held import LOST, Held, won
 from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.ingress import Ingress, WhenCalm
 from larkbot.lark.journal import InboundJournal
 from larkbot.lark.owners import Owners
 from larkbot.lark.routing import Queued, enqueue_position, session_id_for, should_answer
@@ -27,17 +25,12 @@ from larkbot.lark.turn_runner import TurnRunner
 from larkbot.lark.turns import ViewFactory
 from larkbot.logs import get_logger
 from larkbot.storage.sessions import SessionStore
-from larkbot.tasks import Deadlines, cancel_and_wait, wait_bounded
 
 log = get_logger("larkbot.lark.dispatcher")
 
 
 class ClaimPending(Exception):
     """The journal claim did not commit within the ack deadline: answer 503, Lark redelivers."""
-
-
-Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
-LOST = "lost"  # Queued.stopped: another replica holds the claim now (it answers, not us)
 
 
 class Dispatcher:
@@ -56,7 +49,6 @@ class Dispatcher:
         sessions: SessionStore | None = None,  # topic follow-ups; forgetting recalled turns
         limits: Callable[[], LimitsConfig] = LimitsConfig,  # non-owners' fair share
         notify: Notify | None = None,  # limit notices
-        ingress: Ingress | None = None,  # events being acknowledged: turns start after them
         ack_deadline: float = 2.0,
     ) -> None:
         self.journal = journal
@@ -67,19 +59,11 @@ class Dispatcher:
         self.accepting = True
         self.slots = TurnSlots(lark().max_concurrent_turns, limits().owner_reserved_turns)
         self.fair = SenderLimits(limits)
-        self.notify = notify
-        self.ingress = ingress or Ingress()
+        self.notices = LimitNotices(notify, self.fair)
         self._queues: dict[str, deque[Queued]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        # new sessions' workers start after the acks in flight (one wait for a whole burst)
-        self._new_sessions = WhenCalm(self.ingress, self._start_worker, self._abandon)
-        self._notices: set[asyncio.Task[None]] = set()
-        # Message ids queued or running here: a lapsed lease (busy loop, slow database) lets
-        # the journal hand them out again, but this replica must never run one twice.
-        self._held: dict[str, Queued] = {}
-        self._heartbeat_task: asyncio.Task[None] | None = None
+        self.held = Held(journal, self.runner)  # queued or running here: never run twice
         self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
-        self._ack_deadlines = Deadlines(ack_deadline)
 
     async def accept(self, msg: InboundMessage) -> str:
         """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
@@ -91,50 +75,43 @@ class Dispatcher:
         if silent:
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
-        if (held := self._held.get(msg.message_id)) is not None:  # its turn is still here
-            await self._durable(wait_bounded(held.claimed, self.ack_deadline))
+        if (held := self.held.get(msg.message_id)) is not None:  # its turn is still here
+            await self._committed(held.claim)
             return "duplicate"
         command = parse_command(msg.text)
         stop = command is not None and command[0] == "/stop"
-        owner = msg.signed and await self.owners.lane_hint(msg.sender_open_id)
+        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         counted = not owner and not stop  # /stop always gets through
         if counted and (refusal := self.fair.admit(msg.sender_open_id, msg.chat_id)):
-            self._tell(msg, refusal)
+            self.notices.tell(msg, refusal)
             return "limited"
         if stop:
             self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
-        settled = functools.partial(self._claim_settled, item)
-        claim = self.journal.claim_soon(msg.message_id, msg.to_json(), settled)
-        self._ack_deadlines.watch(claim)
-        return "queued" if await self._durable(claim) else "duplicate"
+        item.claim = asyncio.create_task(self.journal.claim(msg.message_id, msg.to_json()))
+        item.claim.add_done_callback(lambda claim: self._claim_ended(item, claim))
+        return "queued" if await self._committed(item.claim) else "duplicate"
 
-    async def _durable(self, claim: Awaitable[bool]) -> bool:
+    async def _committed(self, claim: asyncio.Future[bool]) -> bool:
         """Wait for the claim to be committed: only then may Lark get its 200 (never resend).
 
         Past `ack_deadline` (inside Lark's 3 s) this raises, the webhook answers 503 and Lark
-        redelivers; the claim may still land meanwhile, and the redelivery is then a duplicate.
-        A failed claim raises too (StorageUnavailable): nothing was stored, so Lark must resend.
-        A new claim's future is failed at the deadline by `_ack_deadlines`, one timer for all
-        (its outcome still reaches `_claim_settled`); a duplicate waits on its first delivery.
+        redelivers; the claim (shielded) may still land meanwhile, and the redelivery is then a
+        duplicate. A failed claim raises too (StorageUnavailable): nothing was stored.
         """
         try:
-            return await claim
+            async with asyncio.timeout(self.ack_deadline):
+                return await asyncio.shield(claim)
         except TimeoutError:
-            raise ClaimPending(
-                f"journal claim not committed within {self.ack_deadline} s"
-            ) from None
+            raise ClaimPending(f"claim not committed within {self.ack_deadline} s") from None
 
-    def _claim_settled(self, item: Queued, outcome: bool | BaseException) -> None:
-        """The claim committed or failed: the turn may run, or must wait for Lark's resend."""
-        failed = isinstance(outcome, BaseException)
-        if failed:
-            self._unhold(item)  # Lark's redelivery must be claimed afresh, not be a "duplicate"
-            if not isinstance(outcome, asyncio.CancelledError):
-                log.error("lark_claim_failed", exc_info=outcome)
-        if not item.claimed.done():
-            item.claimed.set_result(not failed and outcome is True)
+    def _claim_ended(self, item: Queued, claim: asyncio.Future[bool]) -> None:
+        """A failed claim: Lark's redelivery must be claimed afresh, not be a "duplicate"."""
+        if claim.cancelled() or claim.exception() is not None:
+            self.held.drop(item)
+            if not claim.cancelled():
+                log.error("lark_claim_failed", exc_info=claim.exception())
 
     async def _follows_topic(self, msg: InboundMessage) -> bool:
         """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
@@ -148,12 +125,8 @@ class Dispatcher:
 
     def cancel(self, message_id: str, reason: str = "recalled") -> bool:
         """Stop a message's turn: dropped when queued, cancelled (tools too) when running."""
-        item = self._held.get(message_id)
-        if item is None:
+        if not self.held.stop(message_id, reason):
             return False
-        item.stopped = reason
-        if item.task is not None:
-            item.task.cancel()
         log.info("lark_turn_cancelled", message_id=message_id, reason=reason)
         return True
 
@@ -181,47 +154,25 @@ class Dispatcher:
         others = len(queue) > len(mine)
         return "Only an owner can stop someone else's answer." if others else "Nothing to stop."
 
-    def _tell(self, msg: InboundMessage, refusal: str) -> None:
-        """Say why a message is not answered (once a minute per sender), without waiting."""
-        log.info("lark_sender_limited", sender=msg.sender_open_id, chat_id=msg.chat_id)
-        if self.notify is None or not self.fair.should_notify(msg.sender_open_id):
-            return
-        task = asyncio.create_task(self.notify(msg, refusal), name="lark-limit-notice")
-        self._notices.add(task)  # a reference, so the task is not collected mid-way
-        task.add_done_callback(self._notice_done)
-
-    def _notice_done(self, task: asyncio.Task[None]) -> None:
-        self._notices.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("lark_limit_notice_failed", exc_info=task.exception())
-
     async def resume(self, msg: InboundMessage) -> None:
         """Queue a message whose claim this replica already holds (crash recovery)."""
         owner = msg.signed and await self.owners.check(msg.sender_open_id)
-        self._enqueue(msg, owner).claimed.set_result(True)
+        self._enqueue(msg, owner).claim.set_result(True)
 
     def _enqueue(self, msg: InboundMessage, owner: bool, counted: bool = False) -> Queued:
         item = Queued(msg, owner=owner, counted=counted)
-        self._held[msg.message_id] = item
-        if self._heartbeat_task is None or self._heartbeat_task.done():
-            self._heartbeat_task = asyncio.create_task(self._heartbeat(), name="lark-leases")
+        self.held.add(item)
         sid = session_id_for(msg)
         queue = self._queues.get(sid)
         if queue is None:
             queue = self._queues[sid] = deque()
-            if (waiting := self._new_sessions.add((sid, queue))) is not None:
-                self._track(waiting)  # `join` and `drain` wait for it (and cancel it)
+            self._track(asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}"))
         queue.insert(enqueue_position(queue, owner), item)
         return item
 
-    def _unhold(self, item: Queued) -> None:
-        """This replica no longer holds the item's message (a redelivery may have replaced it)."""
-        if self._held.get(item.msg.message_id) is item:
-            del self._held[item.msg.message_id]
-
     def _forget(self, item: Queued) -> None:
         """The item left its queue: no longer held here, no longer counted against its sender."""
-        self._unhold(item)
+        self.held.drop(item)
         if item.counted:
             item.counted = False
             self.fair.finished(item.msg.sender_open_id, item.msg.chat_id)
@@ -230,45 +181,34 @@ class Dispatcher:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _start_worker(self, session: tuple[str, deque[Queued]]) -> None:
-        sid, queue = session
-        self._track(asyncio.create_task(self._worker(sid, queue), name=f"lark-session:{sid}"))
-
     async def _worker(self, sid: str, queue: deque[Queued]) -> None:
-        waited = True  # started once the acks were out: its first turn need not wait for them
         try:
             while queue:
                 item = queue[0]
-                if await item.claimed:
-                    await self._run_item(item, sid, waited)
-                waited = False
+                await asyncio.wait([item.claim])  # never cancels the claim
+                if won(item.claim):
+                    await self._run_item(item, sid)
                 self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
         except asyncio.CancelledError:
-            await self._abandon((sid, queue))
+            await self._abandon(sid, queue)
             raise
         finally:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
 
-    async def _abandon(self, session: tuple[str, deque[Queued]]) -> None:
+    async def _abandon(self, sid: str, queue: deque[Queued]) -> None:
         """The session's turns will not run here (drain): recovery retakes the claimed at once."""
-        sid, queue = session
         for item in queue:
             self._forget(item)
-            if item.claimed.done() and item.claimed.result():
+            if won(item.claim):
                 with contextlib.suppress(Exception):
                     await self.journal.release(item.msg.message_id)
         if self._queues.get(sid) is queue:
             del self._queues[sid]
 
-    async def _run_item(self, item: Queued, sid: str, waited: bool) -> None:
-        """Run one turn as its own task, so a recall or /stop cancels it and not the session.
-
-        `waited`: the acknowledgements in flight were already waited for (its worker's start).
-        """
-        if not waited:
-            await self.ingress.calm()  # acknowledgements in progress go first (bounded)
+    async def _run_item(self, item: Queued, sid: str) -> None:
+        """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
         started = time.time()
         if not item.stopped:
             async with self.slots.hold(item.owner):  # owners first; some slots theirs alone
@@ -287,63 +227,18 @@ class Dispatcher:
             # what was recalled must not stay in the history (a shared one, in groups)
             await self.sessions.delete_since(sid, started)
 
-    async def _heartbeat(self) -> None:
-        """Renew every claim held here, running or still queued, until none is left.
-
-        A turn waiting behind a long one in its session (or for the global bound) holds its
-        claim too: were its lease to run out, another replica would run it out of order, twice.
-        """
-        period = self.journal.lease_seconds / 3
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        while self._held:
-            # At a fixed rate: the time the renewals took comes out of the next wait, so a
-            # slow round of them does not push the next one past the lease.
-            await asyncio.sleep(max(0.0, began + period - loop.time()))
-            began = loop.time()
-            held = [m for m, i in self._held.items() if i.claimed.done() and i.claimed.result()]
-            # In one call (a statement per RENEW_BATCH): one round trip per message made a
-            # backlog of hundreds slower than the lease, and hundreds of statements on the
-            # acks' storage.
-            if held:
-                await self._renew(held)
-
-    async def _renew(self, message_ids: list[str]) -> None:
-        """Extend a batch of leases; stop the turns whose claim another replica holds now.
-        Storage trouble stops nothing: the next round tries again, well within the lease."""
-        try:
-            lost = await self.runner.lost_claims(message_ids)
-        except Exception:
-            log.warning("lark_lease_renew_failed", messages=len(message_ids), exc_info=True)
-            return
-        for message_id in lost:
-            await self._claim_lost(message_id)
-
-    async def _claim_lost(self, message_id: str) -> None:
-        """The journal says another replica holds the claim now (our lease lapsed while this
-        replica was starved), or it was answered or recalled there: stop the turn here before
-        it posts anything (a live card included), and do not count that takeover as a crash."""
-        item = self._held.get(message_id)
-        if item is None or item.stopped:
-            return
-        log.warning("lark_claim_lost", message_id=message_id)
-        item.stopped = LOST
-        if item.task is not None:
-            item.task.cancel()
-        await self.runner.forgive(message_id)
-
     async def recover(self) -> int:
         """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
         if not self.accepting:
             return 0
         queued = 0
-        for payload in await self.journal.reclaim_expired(exclude=set(self._held)):
+        for payload in await self.journal.reclaim_expired(exclude=set(self.held.items)):
             try:
                 msg = InboundMessage.from_json(payload)
             except (ValueError, TypeError):
                 log.error("lark_recovery_bad_payload")
                 continue
-            if msg.message_id in self._held:  # its lease lapsed, but the turn is still here
+            if msg.message_id in self.held.items:  # its lease lapsed, but the turn is still here
                 log.warning("lark_lease_lapsed_locally", message_id=msg.message_id)
                 await self.runner.forgive(msg.message_id)  # we retook our own live claim
                 continue
@@ -381,11 +276,8 @@ class Dispatcher:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
-        await self._new_sessions.close()  # its wait may have been cancelled before it began
-        if self._heartbeat_task is not None:  # the storage closes next
-            await cancel_and_wait(self._heartbeat_task)
-        for notice in list(self._notices):  # the HTTP client closes next
-            await cancel_and_wait(notice)
+        await self.held.close()  # the storage closes next
+        await self.notices.close()  # the HTTP client closes next
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending

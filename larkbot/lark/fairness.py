@@ -11,10 +11,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 from larkbot.config_sections import LimitsConfig
+from larkbot.lark.inbound import InboundMessage
+from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
+
+log = get_logger("larkbot.lark.dispatcher")
+Notify = Callable[[InboundMessage, str], Coroutine[Any, Any, None]]  # a reply outside turns
 
 WINDOW = 60.0  # seconds: "turns per minute"
 
@@ -139,3 +146,31 @@ class TurnSlots:
         self.running -= 1
         self.running_others -= not owner
         self._wake()
+
+
+class LimitNotices:
+    """Says why a message is not answered (once a minute per sender), without waiting."""
+
+    def __init__(self, notify: Notify | None, limits: SenderLimits) -> None:
+        self.notify = notify
+        self.limits = limits
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def tell(self, msg: InboundMessage, refusal: str) -> None:
+        """Log the refusal; reply with it unless this sender heard one within the minute."""
+        log.info("lark_sender_limited", sender=msg.sender_open_id, chat_id=msg.chat_id)
+        if self.notify is None or not self.limits.should_notify(msg.sender_open_id):
+            return
+        task = asyncio.create_task(self.notify(msg, refusal), name="lark-limit-notice")
+        self._tasks.add(task)  # a reference, so the task is not collected mid-way
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("lark_limit_notice_failed", exc_info=task.exception())
+
+    async def close(self) -> None:
+        """Cancel the notices still being sent (the HTTP client closes next)."""
+        for task in list(self._tasks):
+            await cancel_and_wait(task)

@@ -5,29 +5,28 @@ A claim that is not done and whose lease has expired (the process died mid-turn)
 again: by a redelivery of the same event, or by `reclaim_expired` at start/periodically — that
 is the crash-recovery path. Entries are kept for `retention` (>= 24 h) and then purged.
 
-Three implementations behind `InboundJournal`: `PostgresJournal` here, `SqliteJournal`
-(`journal_sqlite.py`) and `RedisJournal` (`journal_redis.py`); `open_journal` picks one.
-Claims sit on the webhook's ack path, so the SQL ones commit concurrent claims together.
+Two implementations behind `InboundJournal`: `SqlJournal` here (SQLite or PostgreSQL, through
+the project's SQLAlchemy layer) and `RedisJournal` (`journal_redis.py`); `open_journal` picks one.
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import uuid
 from collections.abc import Collection, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.dialects import postgresql, sqlite
 
-from larkbot import fast_json
 from larkbot.storage.db import Database, metadata
-from larkbot.storage.group_commit import GroupCommit, Settled
+from larkbot.storage.group_commit import GroupCommit
 
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
 RENEW_BATCH = 500  # leases renewed by one statement (or one Redis script): bounded in size
+JOURNAL_CONNECTIONS = 4  # PostgreSQL: claims, renewals, answered marks and a read at once
 
 
 def renew_batches(message_ids: Collection[str]) -> Iterator[list[str]]:
@@ -61,15 +60,6 @@ class InboundJournal(Protocol):
 
     async def claim(self, message_id: str, payload: str) -> bool:
         """True when this replica now owns the message (new, or an expired unfinished claim)."""
-
-    def claim_soon(
-        self, message_id: str, payload: str, settled: Settled | None = None
-    ) -> asyncio.Future[bool]:
-        """`claim` started now; the future resolves once it is committed (the webhook's path).
-
-        Its waiter may fail or cancel the future (a deadline); `settled(won or error)` still
-        hears how the claim ended.
-        """
 
     async def renew(self, message_id: str) -> bool:
         """Extend the lease of a claim this replica holds; False when it no longer holds it."""
@@ -109,102 +99,95 @@ class InboundJournal(Protocol):
         """Release connections owned by the journal."""
 
 
-# One statement for a whole group: new claims, and takeovers of unfinished claims whose lease ran
-# out (their owner died). The group is one JSON parameter, `[{"m": id, "p": payload}, ...]`:
-# two text arrays cost asyncpg four `isinstance` checks against abstract classes per claim, a
-# fifth of the commit's CPU on the event loop. RETURNING names the winners.
-CLAIM_GROUP = f"""
-INSERT INTO lark_inbound AS t
-  (message_id, status, owner, lease_until, attempts, payload, created_at, updated_at)
-SELECT m, 'claimed', $2::varchar, $3::float8, 1, p, $4::float8, $4::float8
-FROM json_to_recordset($1::json) AS u(m varchar, p text)
-ON CONFLICT (message_id) DO UPDATE SET owner = excluded.owner,
-  lease_until = excluded.lease_until, attempts = t.attempts + 1, updated_at = excluded.updated_at
-WHERE t.status = 'claimed' AND t.lease_until < excluded.updated_at AND t.attempts < {MAX_ATTEMPTS}
-RETURNING message_id
-"""
+def journal_path(db: Database) -> Path:
+    """`larkbot.db` → `larkbot.inbound.db`, in the same directory."""
+    main = Path(db.url.split(":///", 1)[1])
+    return main.with_name(f"{main.stem}.inbound{main.suffix or '.db'}")
 
 
-# A burst's webhooks all run in one loop iteration, and the group's commit would wait for the last
-# of them, then the loop would idle for the round trip (~250 µs, 10 % of a 16-event burst). Sent
-# once this many claims are queued, the commit's round trip overlaps the rest of the iteration.
-SEND_CLAIMS_AT = 8
+class SqlJournal:
+    """`InboundJournal` in SQL: PostgreSQL's shared database, or on SQLite a file of its own.
 
+    The journal keeps its own connections, so an ack never queues behind the turns' use of the
+    App's pool. SQLite lets one connection write at a time and a waiting writer sleeps in
+    growing steps (1, 2, 5, 10 … ms): in `larkbot.db` every webhook's claim would wait behind the
+    turns' history writes. So on SQLite the journal keeps `<name>.inbound.db` beside it, where
+    only the journal writes, through one connection its writers queue for. Durability there is
+    WAL with `synchronous=NORMAL`: a claim answered with 200 survives the process being killed,
+    not a power loss before the next checkpoint.
 
-class PostgresJournal:
-    """The journal in the shared PostgreSQL database; claims are one prepared upsert per group."""
+    Concurrent writes of a kind commit together (`GroupCommit`): one statement for every claim
+    (lease renewal, answer done) that arrived during the previous commit. Each statement costs
+    a few trips to the database's thread or server, whatever its size: one each made the
+    writes of a busy replica queue for longer than Lark waits for its 200.
+    """
 
     def __init__(
         self, db: Database, lease_seconds: float = 60.0, retention_seconds: float = 1.5 * DAY
     ) -> None:
-        if db.is_sqlite:
-            raise ValueError("PostgresJournal needs PostgreSQL; open_journal picks SqliteJournal")
-        self.db = db
+        self.main = db
+        self.path = journal_path(db) if db.is_sqlite else None
+        if self.path is not None:
+            self.db = Database(f"sqlite:///{self.path}", connections=1)
+        else:
+            self.db = Database(db.url, connections=JOURNAL_CONNECTIONS)
+        self.clock = db.clock  # leases in the App's storage time (approvals' and leader's too)
         self.lease_seconds = lease_seconds
         self.retention_seconds = max(retention_seconds, DAY)
         self.owner = uuid.uuid4().hex
-        self.claims = GroupCommit(self._flush_claims, "journal claim", send_at=SEND_CLAIMS_AT)
-        self._conn: Any = (
-            None  # the claims' own asyncpg connection, so they never queue for the pool
-        )
-        self._prepared: Any = None
+        self.claims = GroupCommit(self._flush_claims, "journal claim")
+        self.renewals = GroupCommit(self._flush_renewals, "lease renewal", RENEW_BATCH)
+        self.answered = GroupCommit(self._flush_done, "journal done")
 
     async def init(self) -> None:
-        """Create the table; measure this host's clock against the database's."""
+        """Create the table; on SQLite adopt entries an earlier version kept in the main file;
+        measure this host's clock against the database's."""
         await self.db.create(inbound)
-        await self.db.clock.sync(force=True)
+        if self.path is not None:
+            await self._adopt_old_table()
+        await self.clock.sync(force=True)
 
-    def _takeover(self, message_id: str, now: float) -> sa.Update:
-        return (
-            sa.update(inbound)
-            .where(
-                inbound.c.message_id == message_id,
-                inbound.c.status == "claimed",
-                inbound.c.lease_until < now,
-                inbound.c.attempts < MAX_ATTEMPTS,
-            )
-            .values(
-                owner=self.owner,
-                lease_until=now + self.lease_seconds,
-                attempts=inbound.c.attempts + 1,
-                updated_at=now,
-            )
-        )
+    async def _adopt_old_table(self) -> None:
+        """Move `lark_inbound` rows from `larkbot.db` here (copied first: a crash in between
+        copies them again, ignored as duplicates)."""
+        async with self.main.engine.begin() as conn:
+            if not await conn.run_sync(lambda c: sa.inspect(c).has_table(inbound.name)):
+                return
+            rows = [dict(r) for r in (await conn.execute(sa.select(inbound))).mappings()]
+            if rows:
+                async with self.db.engine.begin() as mine:
+                    await mine.execute(sqlite.insert(inbound).on_conflict_do_nothing(), rows)
+            await conn.execute(sa.text("DROP TABLE lark_inbound"))
 
     async def claim(self, message_id: str, payload: str) -> bool:
         """New claim, or takeover of an expired unfinished one; committed with its group."""
         return await self.claims.submit((message_id, payload))
 
-    def claim_soon(
-        self, message_id: str, payload: str, settled: Settled | None = None
-    ) -> asyncio.Future[bool]:
-        """`claim`, queued for the next group commit at once."""
-        return self.claims.submit_soon((message_id, payload), settled)
-
     async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
         firsts = dict(reversed(rows))  # the same message twice in one group: the first wins
-        now = self.db.clock.now()
-        try:
-            if self._prepared is None:
-                await asyncio.sleep(0)  # connect in the flusher's own task (see `start_now`)
-                self._conn = await _connect(self.db.engine)
-                self._prepared = await self._conn.prepare(CLAIM_GROUP)
-            group = fast_json.dumps([{"m": m, "p": p} for m, p in firsts.items()])
-            won = await self._prepared.fetch(group, self.owner, now + self.lease_seconds, now)
-        except Exception:
-            await self._drop_connection()  # a dead connection (server restart): open anew next time
-            raise
-        winners = {row[0] for row in won}
+        now = self.clock.now()
+        values = [
+            dict(
+                message_id=m,
+                status="claimed",
+                owner=self.owner,
+                lease_until=now + self.lease_seconds,
+                attempts=1,
+                payload=p,
+                created_at=now,
+                updated_at=now,
+            )
+            for m, p in firsts.items()
+        ]
+        async with self.db.engine.begin() as conn:
+            # one statement, compiled once: SQLAlchemy sends the rows as multi-row VALUES
+            upserted = await conn.execute(_claim_upsert(conn.dialect.name), values)
+            winners = set(upserted.scalars())
         result: list[bool] = []
         for message_id, _ in rows:
             result.append(message_id in winners)
             winners.discard(message_id)  # a later duplicate in the group lost
         return result
-
-    async def _drop_connection(self) -> None:
-        conn, self._conn, self._prepared = self._conn, None, None
-        if conn is not None:
-            conn.terminate()
 
     async def _update_own(self, message_id: str, **values: object) -> bool:
         async with self.db.engine.begin() as conn:
@@ -215,37 +198,41 @@ class PostgresJournal:
                     inbound.c.owner == self.owner,
                     inbound.c.status == "claimed",
                 )
-                .values(updated_at=self.db.clock.now(), **values)
+                .values(updated_at=self.clock.now(), **values)
             )
             return res.rowcount == 1
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
-        await self.db.clock.sync()
-        return await self._update_own(
-            message_id, lease_until=self.db.clock.now() + self.lease_seconds
-        )
+        await self.clock.sync()
+        return await self.renewals.submit(message_id)
+
+    async def _flush_renewals(self, message_ids: list[str]) -> list[bool]:
+        held = await self._renew(message_ids)
+        return [m in held for m in message_ids]
 
     async def renew_many(self, message_ids: Collection[str]) -> set[str]:
-        """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them (the ids as one
-        array parameter, so the statement text, and its prepared plan, stay the same)."""
-        await self.db.clock.sync()
+        """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them."""
+        await self.clock.sync()
         held = set[str]()
         for batch in renew_batches(message_ids):
-            now = self.db.clock.now()
-            async with self.db.engine.begin() as conn:
-                rows = await conn.execute(
-                    sa.update(inbound)
-                    .where(
-                        inbound.c.message_id == sa.any_(_id_array(batch)),
-                        inbound.c.owner == self.owner,
-                        inbound.c.status == "claimed",
-                    )
-                    .values(lease_until=now + self.lease_seconds, updated_at=now)
-                    .returning(inbound.c.message_id)
-                )
-                held.update(rows.scalars())
+            held |= await self._renew(batch)
         return held
+
+    async def _renew(self, batch: list[str]) -> set[str]:
+        now = self.clock.now()
+        async with self.db.engine.begin() as conn:
+            rows = await conn.execute(
+                sa.update(inbound)
+                .where(
+                    inbound.c.message_id.in_(batch),
+                    inbound.c.owner == self.owner,
+                    inbound.c.status == "claimed",
+                )
+                .values(lease_until=now + self.lease_seconds, updated_at=now)
+                .returning(inbound.c.message_id)
+            )
+            return set(rows.scalars())
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
@@ -266,17 +253,21 @@ class PostgresJournal:
 
     async def done(self, message_id: str) -> None:
         """Mark done and drop the stored message text (it is no longer needed)."""
+        await self.answered.submit(message_id)
+
+    async def _flush_done(self, message_ids: list[str]) -> list[None]:
         async with self.db.engine.begin() as conn:
             await conn.execute(
                 sa.update(inbound)
-                .where(inbound.c.message_id == message_id)
-                .values(status="done", payload="", updated_at=self.db.clock.now())
+                .where(inbound.c.message_id.in_(message_ids))
+                .values(status="done", payload="", updated_at=self.clock.now())
             )
+        return [None] * len(message_ids)
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
-        await self.db.clock.sync()
-        now = self.db.clock.now()
+        await self.clock.sync()
+        now = self.clock.now()
         async with self.db.read() as conn:
             rows = (
                 await conn.execute(
@@ -290,35 +281,37 @@ class PostgresJournal:
         for message_id, payload, attempts in [r for r in rows if r[0] not in exclude][:limit]:
             async with self.db.engine.begin() as conn:
                 if attempts >= MAX_ATTEMPTS:
-                    await conn.execute(self._give_up(message_id, now))
+                    await conn.execute(_give_up(message_id, now))
                 elif (await conn.execute(self._takeover(message_id, now))).rowcount == 1:
                     won.append(payload)
         return won
 
-    def _give_up(self, message_id: str, now: float) -> sa.Update:
+    def _takeover(self, message_id: str, now: float) -> sa.Update:
         return (
             sa.update(inbound)
             .where(
                 inbound.c.message_id == message_id,
                 inbound.c.status == "claimed",
                 inbound.c.lease_until < now,
-                inbound.c.attempts >= MAX_ATTEMPTS,
+                inbound.c.attempts < MAX_ATTEMPTS,
             )
-            .values(status="failed", payload="", updated_at=now)
+            .values(
+                owner=self.owner,
+                lease_until=now + self.lease_seconds,
+                attempts=inbound.c.attempts + 1,
+                updated_at=now,
+            )
         )
 
     async def status(self, message_id: str) -> str | None:
         """The entry's status."""
+        query = sa.select(inbound.c.status).where(inbound.c.message_id == message_id)
         async with self.db.read() as conn:
-            return (
-                await conn.execute(
-                    sa.select(inbound.c.status).where(inbound.c.message_id == message_id)
-                )
-            ).scalar_one_or_none()
+            return (await conn.execute(query)).scalar_one_or_none()
 
     async def purge(self) -> int:
         """Delete entries created before now - retention."""
-        cutoff = self.db.clock.now() - self.retention_seconds
+        cutoff = self.clock.now() - self.retention_seconds
         async with self.db.engine.begin() as conn:
             res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
             return int(res.rowcount or 0)
@@ -330,18 +323,41 @@ class PostgresJournal:
             return int((await conn.execute(query)).scalar_one())
 
     async def close(self) -> None:
-        """Stop the group commit and close the claims' connection (the Database is the App's)."""
-        await self.claims.close()
-        await self._drop_connection()
+        """Stop the group commits; close the journal's own connections (the App's are its)."""
+        for group in (self.claims, self.renewals, self.answered):
+            await group.close()
+        await self.db.close()
 
 
-def _id_array(ids: list[str]) -> sa.BindParameter[Any]:
-    return sa.bindparam("ids", ids, type_=ARRAY(sa.String(128)))
+@functools.cache
+def _claim_upsert(dialect: str) -> Any:
+    """New claims, and takeovers of unfinished claims whose lease ran out (their owner died), in
+    one statement; RETURNING names the winners."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = insert(inbound)
+    new = stmt.excluded
+    return stmt.on_conflict_do_update(
+        index_elements=[inbound.c.message_id],
+        set_={
+            "owner": new.owner,
+            "lease_until": new.lease_until,
+            "attempts": inbound.c.attempts + 1,
+            "updated_at": new.updated_at,
+        },
+        where=(inbound.c.status == "claimed")
+        & (inbound.c.lease_until < new.updated_at)
+        & (inbound.c.attempts < MAX_ATTEMPTS),
+    ).returning(inbound.c.message_id)
 
 
-async def _connect(engine: AsyncEngine) -> Any:
-    """A plain asyncpg connection with the engine's own connect arguments (host, TLS, …)."""
-    import asyncpg
-
-    args, kwargs = engine.dialect.create_connect_args(engine.url)
-    return await asyncpg.connect(*args, **kwargs)
+def _give_up(message_id: str, now: float) -> sa.Update:
+    return (
+        sa.update(inbound)
+        .where(
+            inbound.c.message_id == message_id,
+            inbound.c.status == "claimed",
+            inbound.c.lease_until < now,
+            inbound.c.attempts >= MAX_ATTEMPTS,
+        )
+        .values(status="failed", payload="", updated_at=now)
+    )

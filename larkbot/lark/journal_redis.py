@@ -4,29 +4,20 @@ Each message is a hash `larkbot:inbound:<message_id>` (status, owner, lease_unti
 payload) that expires after the retention; unfinished claims are indexed in a sorted set scored
 by lease expiry so any replica can find and retake the ones whose owner died. Claim and takeover
 are Lua scripts: the SET-NX-PX idea made atomic together with the pending index.
-`open_journal` picks this one, or the database's journal (`journal.py`, `journal_sqlite.py`).
+`open_journal` picks this one, or the database's journal (`journal.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Collection
 from typing import Any
 
 import redis.asyncio as redis
 
-from larkbot.lark.journal import (
-    DAY,
-    MAX_ATTEMPTS,
-    InboundJournal,
-    PostgresJournal,
-    renew_batches,
-)
-from larkbot.lark.journal_sqlite import SqliteJournal
+from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, renew_batches
 from larkbot.storage.clock import StorageClock
 from larkbot.storage.db import Database
-from larkbot.storage.group_commit import Settled, resolve
 
 PREFIX = "larkbot:inbound:"
 PENDING = "larkbot:inbound-pending"
@@ -110,7 +101,6 @@ class RedisJournal:
         self.retention_ms = int(max(retention_seconds, DAY) * 1000)
         self.owner = uuid.uuid4().hex
         self._claim = self.redis.register_script(_CLAIM)
-        self._claiming: set[asyncio.Future[bool]] = set()  # claims started by `claim_soon`
         self._set_lease = self.redis.register_script(_SET_LEASE)
         self._renew_many = self.redis.register_script(_RENEW_MANY)
         self._forgive = self.redis.register_script(_FORGIVE)
@@ -134,24 +124,6 @@ class RedisJournal:
     async def claim(self, message_id: str, payload: str) -> bool:
         """New claim, or takeover of an expired unfinished one."""
         return await self._try(message_id, payload, self.clock.now())
-
-    def claim_soon(
-        self, message_id: str, payload: str, settled: Settled | None = None
-    ) -> asyncio.Future[bool]:
-        """`claim` as a task started now (one script call; nothing to group)."""
-        task = asyncio.ensure_future(self.claim(message_id, payload))
-        self._claiming.add(task)  # its waiter is `waiter`: nothing else would keep it alive
-        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-        def ended(task: asyncio.Future[bool]) -> None:
-            self._claiming.discard(task)
-            if task.cancelled():  # closing
-                resolve(waiter, settled, asyncio.CancelledError())
-            else:
-                resolve(waiter, settled, task.exception() or task.result())
-
-        task.add_done_callback(ended)
-        return waiter
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward when this replica still owns the claim; False when not."""
@@ -232,6 +204,4 @@ def open_journal(db: Database, redis_url: str = "", lease_seconds: float = 60.0)
     """Redis when `storage.redis_url` is set (shared by replicas), else the database's journal."""
     if redis_url:
         return RedisJournal(redis_url, lease_seconds=lease_seconds)
-    if db.is_sqlite:
-        return SqliteJournal(db, lease_seconds=lease_seconds)
-    return PostgresJournal(db, lease_seconds=lease_seconds)
+    return SqlJournal(db, lease_seconds=lease_seconds)

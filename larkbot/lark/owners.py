@@ -44,7 +44,6 @@ legacy_owner = sa.Table(  # before owners could be added and removed: one claime
     sa.Column("claimed_at", sa.Float, nullable=False),
 )
 
-LANE_HINT_SECONDS = 2.0  # how long the dispatcher's owner answer may be reused (not for powers)
 MAX_WRONG_CLAIMS = 5  # wrong /claim codes before the pairing code is replaced
 PAIRING_TTL = 24 * 3600.0  # a pairing code nobody used is replaced after a day
 CLOSED = "This bot already has an owner; claiming is closed."
@@ -73,7 +72,6 @@ class Owners:
         self.db = db
         self.configured = frozenset(configured)
         self.pairing_code: str | None = None  # the open code as this process last saw it
-        self._hints: dict[str, tuple[bool, float]] = {}  # open_id -> (owner?, when read)
 
     def _insert(self, table: sa.Table) -> sqlite.Insert | postgresql.Insert:
         return sqlite.insert(table) if self.db.is_sqlite else postgresql.insert(table)
@@ -121,24 +119,6 @@ class Owners:
         async with self.db.read() as conn:
             return (await conn.execute(query)).first() is not None
 
-    async def lane_hint(self, open_id: str) -> bool:
-        """`check`, read at most `LANE_HINT_SECONDS` ago: for queue order and fair share only.
-
-        Each message from a non-owner took a database round trip (2.5 ms) before its 200. Powers
-        never come from this: the turn itself runs `check` afresh.
-        """
-        if open_id in self.configured:
-            return True
-        now = time.monotonic()
-        hint = self._hints.get(open_id)
-        if hint is not None and now - hint[1] < LANE_HINT_SECONDS:
-            return hint[0]
-        owner = await self.check(open_id)
-        if len(self._hints) > 4096:  # senders seen in the last seconds; keep it small
-            self._hints.clear()
-        self._hints[open_id] = (owner, now)
-        return owner
-
     async def add(self, open_id: str, source: str = "cli") -> bool:
         """Store an owner; False when it was one already. Closes pairing."""
         stmt = self._insert(owners_table).values(
@@ -148,7 +128,6 @@ class Owners:
             added = (await conn.execute(stmt.on_conflict_do_nothing())).rowcount == 1
             await conn.execute(sa.delete(pairing_table))
         self.pairing_code = None
-        self._hints.pop(open_id, None)
         log.info("owner_added", open_id=open_id, source=source)
         return added
 
@@ -157,7 +136,6 @@ class Owners:
         async with self.db.engine.begin() as conn:
             query = sa.delete(owners_table).where(owners_table.c.open_id == open_id)
             removed = (await conn.execute(query)).rowcount == 1
-        self._hints.pop(open_id, None)
         if removed:
             log.info("owner_removed", open_id=open_id)
             if not await self.has_owner():
@@ -212,7 +190,6 @@ class Owners:
             )
             await conn.execute(stmt.on_conflict_do_nothing())
         self.pairing_code = None
-        self._hints.pop(open_id, None)
         log.info("owner_claimed", open_id=open_id)
         return ClaimResult(True, "You are now the owner of this bot.")
 

@@ -31,7 +31,8 @@ class Queued:
     """One accepted message in its session's queue."""
 
     msg: InboundMessage
-    claimed: asyncio.Future[bool] = field(
+    # the journal claim: a task on the webhook's path (`Dispatcher.accept`), done when resumed
+    claim: asyncio.Future[bool] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     task: asyncio.Task[None] | None = None  # the running turn

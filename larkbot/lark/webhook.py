@@ -17,11 +17,11 @@ window → JSON → decrypt), and the click becomes the same `card.action.trigge
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from larkbot import fast_json
 from larkbot.config import LarkConfig
 from larkbot.lark import card_v1, crypto
 
@@ -76,7 +76,7 @@ def check_size(raw: bytes, limit: int = MAX_BODY_BYTES) -> None:
     """Refuse empty bodies (400) and bodies over the cap (413)."""
     if len(raw) > limit:
         raise Rejected(413, "body too large")
-    if not raw or raw.isspace():  # not `strip()`: that copies every body
+    if not raw or raw.isspace():
         raise Rejected(400, "empty body")
 
 
@@ -87,11 +87,6 @@ def lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 def signature_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The X-Lark-* signature headers present, keyed in lower case (any spelling accepted)."""
-    # aiohttp's headers look names up case-insensitively: three lookups instead of lower-casing
-    # every header of every request.
-    picked = {h: str(v) for h in _SIGNATURE_HEADERS if (v := headers.get(h)) is not None}
-    if len(picked) == len(_SIGNATURE_HEADERS):
-        return picked
     return {k: v for k, v in lower_headers(headers).items() if k in _SIGNATURE_HEADERS}
 
 
@@ -123,7 +118,7 @@ def signature_state(
 def parse_object(raw: bytes) -> dict[str, Any]:
     """The body as a JSON object; anything else is a 400."""
     try:
-        obj = fast_json.loads(raw)
+        obj = json.loads(raw)
     except (ValueError, RecursionError) as err:
         raise Rejected(400, "body is not JSON") from err
     if not isinstance(obj, dict):
