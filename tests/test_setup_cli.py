@@ -71,8 +71,8 @@ async def test_first_setup_saves_the_app_and_makes_the_scanner_owner(
     assert code == 0, err
     link = reg.opened[0]
     assert link["name"] == ["larkbot"] and "desc" in link and "clientID" not in link
-    wanted = enabled(load_settings())  # defaults: chat and streaming, no workspace
-    assert link["addons"]["scopes"]["tenant"] == [n.name for n in wanted if n.kind == "scope"]
+    wanted = enabled(load_settings())  # the defaults (the workspace's scopes are user scopes)
+    assert link["addons"]["scopes"]["tenant"] == [n.name for n in wanted if n.kind == "scope" and n.token == "tenant"]
     assert link["addons"]["events"]["items"]["tenant"] == [
         n.name for n in wanted if n.kind == "event"
     ]
@@ -105,9 +105,10 @@ async def test_a_rescan_asks_only_for_what_the_app_lacks(
 ) -> None:
     home = tmp_path / "home"
     fake_lark.app_info = new_app_info("larkbot")
-    wanted = [n for n in MANIFEST if n.feature in ("chat", "streaming")]
-    granted = [n.name for n in wanted if n.kind == "scope" and n.name != "cardkit:card:write"]
-    grant(fake_lark, granted)
+    wanted = enabled(load_settings())  # every feature on by default
+    for token in ("tenant", "user"):
+        scopes = [n.name for n in wanted if n.kind == "scope" and n.token == token]
+        grant(fake_lark, [s for s in scopes if s != "cardkit:card:write"], token)
     fake_lark.app_info["event"]["subscribed_events"] = [n.name for n in wanted if n.kind == "event"]
     async with FakeRegistration(app_id=fake_lark.app_id, app_secret=fake_lark.app_secret) as reg:
         env = _env(home, reg, fake_lark)
