@@ -72,7 +72,8 @@ async def test_first_setup_saves_the_app_and_makes_the_scanner_owner(
     link = reg.opened[0]
     assert link["name"] == ["larkbot"] and "desc" in link and "clientID" not in link
     wanted = enabled(load_settings())  # the defaults (the workspace's scopes are user scopes)
-    assert link["addons"]["scopes"]["tenant"] == [n.name for n in wanted if n.kind == "scope" and n.token == "tenant"]
+    tenant = [n.name for n in wanted if n.kind == "scope" and n.token == "tenant"]
+    assert link["addons"]["scopes"]["tenant"] == tenant
     assert link["addons"]["events"]["items"]["tenant"] == [
         n.name for n in wanted if n.kind == "event"
     ]
