@@ -36,7 +36,12 @@ def victim(root: Path, k: int) -> Path:
     return root / "victims" / f"a{k}"
 
 
-def _card_for(soak: Soak, mid: str) -> dict[str, Any] | None:
+def _card_for(soak: Soak, mid: str, chat_id: str) -> dict[str, Any] | None:
+    """The approval card of message `mid`: a reply in a DM, in a group the ephemeral card only
+    the owner sees (or, where ephemeral cards fail, a DM)."""
+    for e in soak.lark.ephemerals:
+        if e["chat_id"] == chat_id and "Approval" in json.dumps(e["card"].get("header", {})):
+            return dict(e["card"])
     for m in soak.lark.sent:
         header = json.dumps(m["body"].get("header", {})) if m["msg_type"] == "interactive" else ""
         if m["reply_to"] == mid and "Approval" in header:
@@ -62,22 +67,22 @@ async def approvals(soak: Soak, sender: Sender, proxy: Proxy, count: int) -> App
 async def _one(
     soak: Soak, sender: Sender, proxy: Proxy, http: aiohttp.ClientSession, k: int, books: Any
 ) -> None:
-    token, mid = f"a{k}", f"om_soak_a{k}"
+    token, mid, chat = f"a{k}", f"om_soak_a{k}", f"oc_soak_group_{k}"
     target = victim(soak.root, k)
     target.mkdir(parents=True, exist_ok=True)
     (target / "data.txt").write_text("delete me")
     env = message_event(
-        f"@_user_1 soak-{token}: clean up", chat_id=f"oc_soak_group_{k}", chat_type="group",
+        f"@_user_1 soak-{token}: clean up", chat_id=chat, chat_type="group",
         message_id=mid, mentions=[bot_mention()],
     )  # fmt: skip
     started = time.monotonic()
     await sender.deliver(env)
     try:
-        await soak.lark.wait_for(lambda: _card_for(soak, mid) is not None, timeout=WAIT)
+        await soak.lark.wait_for(lambda: _card_for(soak, mid, chat) is not None, timeout=WAIT)
     except TimeoutError:
         books.problems.append(f"{token}: no approval card")
         return
-    card = _card_for(soak, mid)
+    card = _card_for(soak, mid, chat)
     assert card is not None
     asker = next((i for i, asked in enumerate(soak.asked) if any(t == token for t, _ in asked)))
     other = (asker + 1) % len(soak.replicas)
