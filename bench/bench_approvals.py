@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 
-from larkbot.lark.approval_store import ApprovalStore
+from larkbot.lark.approvals.approval_store import ApprovalStore
 from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
 from larkbot.storage.signals import (

@@ -25,14 +25,14 @@ import httpx
 from cards.lark_progress import ELEMENT_ID, final_settings, streaming_card
 from larkbot.config import LarkConfig
 from larkbot.events import AgentEvent, FinalAnswer, TextDelta, ToolFinished, ToolStarted
-from larkbot.lark.budget import QUOTA_TZ
-from larkbot.lark.client import LarkClient
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.progress import Progress
-from larkbot.lark.spending import plan_for
-from larkbot.lark.streaming import StreamingCardView
-from larkbot.lark.transport import TOKEN_PATH
-from larkbot.lark.turns import PlainReplyView
+from larkbot.lark.api.budget import QUOTA_TZ
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.spending import plan_for
+from larkbot.lark.api.transport import TOKEN_PATH
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.progress import Progress
+from larkbot.lark.delivery.streaming import StreamingCardView
+from larkbot.lark.delivery.turns import PlainReplyView
 from larkbot.logs import configure_logging
 from tests.fakes.lark_server import FakeLark
 

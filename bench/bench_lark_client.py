@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from larkbot.lark.client import LarkClient
-from larkbot.lark.pacing import Pacer
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.pacing import Pacer
 from tests.fakes.lark_server import FakeLark
 
 ROUNDS = ((1, 1000), (10, 100))  # (concurrency, replies per client)

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from bench.loop_lag import LagProbe
-from larkbot.lark.journal import RENEW_BATCH, InboundJournal, SqlJournal, renew_batches
+from larkbot.lark.claims.journal import RENEW_BATCH, InboundJournal, SqlJournal, renew_batches
 from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
 
@@ -105,7 +105,7 @@ async def _run() -> dict[str, dict[str, tuple[float, float, int]]]:
         runs["PostgreSQL"] = await _measure(SqlJournal(pg, lease_seconds=60))
         await pg.close()
     if shutil.which("redis-server"):
-        from larkbot.lark.journal_redis import RedisJournal
+        from larkbot.lark.claims.journal_redis import RedisJournal
         from tests.lark_harness import redis_server
 
         with redis_server(home) as redis_url:

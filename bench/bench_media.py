@@ -19,8 +19,8 @@ import openpyxl
 from PIL import Image
 from pptx import Presentation
 
-from larkbot.lark.extract import extract_text
-from larkbot.lark.media_in import prepare_image
+from larkbot.lark.media.extract import extract_text
+from larkbot.lark.media.media_in import prepare_image
 
 LIMIT = 20_000
 

@@ -15,38 +15,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from larkbot.agent import Agent
+from larkbot.app_lark import notify_with, open_lark_client, status_with
 from larkbot.config import Settings
 from larkbot.consent import ConsentProvider, NobodyToAsk
 from larkbot.desktop import DesktopServer
 from larkbot.errors import LarkBotError
-from larkbot.lark.approval import LarkApprovals
-from larkbot.lark.approval_store import ApprovalStore
-from larkbot.lark.attachments import LarkFilePoster
-from larkbot.lark.audit import AuditLog
-from larkbot.lark.budget import CallLedger
-from larkbot.lark.budget_wiring import planner, share_budget, status_line
-from larkbot.lark.client import LarkClient
-from larkbot.lark.commands import UNSIGNED_REFUSAL, Commands, Status
-from larkbot.lark.direct import direct_notifier
-from larkbot.lark.dispatcher import Dispatcher
-from larkbot.lark.fairness import Notify
-from larkbot.lark.inbound import MESSAGE_EVENT, InboundMessage, normalize
-from larkbot.lark.job_delivery import LarkNotifier
-from larkbot.lark.journal import InboundJournal
-from larkbot.lark.journal_redis import open_journal
-from larkbot.lark.native_events import NATIVE_EVENTS, NativeEvents, start_native
+from larkbot.lark.api.budget import CallLedger
+from larkbot.lark.api.budget_wiring import planner
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.approvals.approval import LarkApprovals
+from larkbot.lark.approvals.approval_store import ApprovalStore
+from larkbot.lark.approvals.audit import AuditLog
+from larkbot.lark.arrival.inbound import MESSAGE_EVENT, normalize
+from larkbot.lark.arrival.webhook import CARD_ACTION_TRIGGER
+from larkbot.lark.arrival.ws import LarkLongConnection
+from larkbot.lark.claims.journal import InboundJournal
+from larkbot.lark.claims.journal_redis import open_journal
+from larkbot.lark.delivery.direct import direct_notifier
+from larkbot.lark.delivery.job_delivery import LarkNotifier
+from larkbot.lark.delivery.streaming import make_view_factory
+from larkbot.lark.events.native_events import NATIVE_EVENTS, NativeEvents, start_native
+from larkbot.lark.events.welcome import RECALLED, WELCOME_EVENTS, Welcomer
 from larkbot.lark.oauth.wiring import build_oauth
 from larkbot.lark.owners import Owners
-from larkbot.lark.people import Directory
-from larkbot.lark.render import reply_uuid, text_content
-from larkbot.lark.streaming import make_view_factory
-from larkbot.lark.turn_input import TurnInputs
-from larkbot.lark.webhook import CARD_ACTION_TRIGGER
-from larkbot.lark.welcome import RECALLED, WELCOME_EVENTS, Welcomer
-from larkbot.lark.ws import LarkLongConnection
+from larkbot.lark.turns.commands import UNSIGNED_REFUSAL, Commands
+from larkbot.lark.turns.dispatcher import Dispatcher
+from larkbot.lark.turns.people import Directory
+from larkbot.lark.turns.turn_input import TurnInputs
 from larkbot.logs import get_logger
 from larkbot.memory.wiring import memory_nightly
-from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler.wiring import leading_scheduler
 from larkbot.storage.signals import APPROVAL_CHANNEL, make_signal
@@ -162,7 +159,7 @@ class App:
         stack.push_async_callback(core.aclose)
         owners = Owners(core.db, s.owner.open_ids)
         await owners.init()
-        client, bot_open_id, ledger = await self._lark_client(core, owners, stack)
+        client, bot_open_id, ledger = await open_lark_client(core, owners, stack, self._budget)
         if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
             log.warning(
                 "lark_events_unsigned",
@@ -205,7 +202,7 @@ class App:
                 commands=Commands(
                     owners,
                     agent.reset,
-                    self._status_with(core, ledger),
+                    status_with(core, ledger, self._budget),
                     memory=core.memory,
                     auth=auth,
                 ),
@@ -216,7 +213,7 @@ class App:
                 inputs=TurnInputs(client, directory, lambda: self.settings, core.http),
                 sessions=core.store,
                 limits=lambda: self.settings.limits,
-                notify=self._notify_with(client),
+                notify=notify_with(client),
             )
         ids, lark_cfg = (bot_open_id, s.lark.app_id), lambda: self.settings.lark
         native = await start_native(
@@ -260,59 +257,6 @@ class App:
 
     def _budget(self) -> int:
         return self.settings.lark.monthly_call_budget
-
-    def _status_with(self, core: Core, ledger: CallLedger | None) -> Status:
-        """/status: the model's lines, then the month's Lark API use."""
-
-        async def status(session_id: str) -> str:
-            text = await status_text(core.live.get(), core.provider, core.usage, session_id)
-            return text if ledger is None else f"{text}\n{status_line(ledger, self._budget())}"
-
-        return status
-
-    async def _lark_client(
-        self, core: Core, owners: Owners, stack: AsyncExitStack
-    ) -> tuple[LarkClient | None, str, CallLedger | None]:
-        """The Lark client, the bot's own open_id ("" when unknown) and the month's ledger."""
-        lark = self.settings.lark
-        if not lark.configured:
-            log.warning(
-                "lark_not_configured",
-                hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
-                "events are verified and acknowledged, but the bot cannot reply",
-            )
-            return None, "", None
-        client = LarkClient.from_config(core.http, lark)
-        core.runtime.posters["lark"] = LarkFilePoster(client)  # send_file posts during the call
-        ledger = await share_budget(client, core.db, self._budget, owners)
-        stack.push_async_callback(ledger.close)
-        try:  # from the shared cache when another replica or an earlier run fetched it
-            info = await client.bot_info()
-            return client, str(info.get("open_id", "")), ledger
-        except Exception as err:  # mention detection needs it; DMs work without
-            log.error(
-                "lark_bot_info_failed",
-                error=f"{type(err).__name__}: {err}",
-                hint="check lark.app_id/app_secret and that the bot capability is enabled; "
-                "group @-mentions are not recognised until this works (restart to retry)",
-            )
-            return client, "", ledger
-
-    @staticmethod
-    def _notify_with(client: LarkClient) -> Notify:
-        """A short text reply outside any turn (e.g. why a message is not answered)."""
-
-        async def notify(msg: InboundMessage, text: str) -> None:
-            await client.reply(
-                msg.message_id,
-                "text",
-                text_content(text),
-                uuid=reply_uuid(msg.message_id, "notice"),
-                reply_in_thread=bool(msg.thread_id),
-                chat_id=msg.chat_id,
-            )
-
-        return notify
 
     async def submit(self, envelope: dict[str, Any], signed: bool = True) -> str | dict[str, Any]:
         """Hand an authenticated event envelope to the pipeline (webhook and long connection).

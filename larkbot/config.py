@@ -16,13 +16,16 @@ from larkbot.config_sections import (
     BrowserConfig,
     ComputerUseConfig,
     FallbackConfig,
+    KnowledgeConfig,
     LimitsConfig,
+    LoggingConfig,
     MemoryConfig,
     PriceConfig,
     ProviderName,
     SchedulerConfig,
     Section,
     WebConfig,
+    WorkspaceConfig,
 )
 from larkbot.errors import ConfigError
 
@@ -70,7 +73,7 @@ class LarkConfig(Section):
     # an approval still unanswered this long is buzzed (urgent_app) to its owner once; 0: never
     urgent_after_minutes: float = Field(10.0, ge=0)
     # the bot menu (`application.bot.menu_v6`): event_key -> a command (/new …) or a prompt;
-    # entries given here are added to (or replace) the defaults of `larkbot/lark/menu.py`
+    # entries given here are added to (or replace) the defaults of `larkbot/lark/events/menu.py`
     menu: dict[str, str] = Field(default_factory=dict)
 
     @property
@@ -200,37 +203,6 @@ class AgentConfig(Section):
     history_max_tokens: int = Field(0, ge=0)  # 0: half the model's context window
     max_tool_calls_per_reply: int = Field(16, ge=1, le=128)  # the rest refused, with a reason
     system_prompt_extra: str = ""
-
-
-class EmbeddingsConfig(Section):
-    """`knowledge.embeddings:` an OpenAI-compatible /embeddings endpoint."""
-
-    base_url: str = ""
-    api_key: SecretStr = SecretStr("")
-    model: str = "text-embedding-3-small"
-    timeout_seconds: float = Field(10.0, gt=0)
-
-
-class KnowledgeConfig(Section):
-    """`knowledge:` where notes live and optional semantic ranking."""
-
-    dir: str = "${LARKBOT_HOME}/knowledge"
-    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
-
-
-class WorkspaceConfig(Section):
-    """`workspace:` the Lark workspace tools, acting as the person who asks."""
-
-    enabled: bool = True
-    # what non-owners may do with their own authorization (owners may always read and write)
-    members: Literal["off", "read", "write"] = "read"
-
-
-class LoggingConfig(Section):
-    """`logging:` level and format (auto: console on a terminal, else json; chat: console)."""
-
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    format: Literal["auto", "json", "console"] = "auto"
 
 
 class Settings(Section):

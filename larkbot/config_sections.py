@@ -128,3 +128,34 @@ class MemoryConfig(Section):
     max_chars: int = Field(500, ge=20, le=4000)  # one memory's text
     consolidate: bool = True  # the nightly pass (needs an LLM; leader replica only)
     consolidate_at: str = Field("03:30", pattern=r"^\d{2}:\d{2}$")  # HH:MM, scheduler.timezone
+
+
+class EmbeddingsConfig(Section):
+    """`knowledge.embeddings:` an OpenAI-compatible /embeddings endpoint."""
+
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    model: str = "text-embedding-3-small"
+    timeout_seconds: float = Field(10.0, gt=0)
+
+
+class KnowledgeConfig(Section):
+    """`knowledge:` where notes live and optional semantic ranking."""
+
+    dir: str = "${LARKBOT_HOME}/knowledge"
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
+
+
+class WorkspaceConfig(Section):
+    """`workspace:` the Lark workspace tools, acting as the person who asks."""
+
+    enabled: bool = True
+    # what non-owners may do with their own authorization (owners may always read and write)
+    members: Literal["off", "read", "write"] = "read"
+
+
+class LoggingConfig(Section):
+    """`logging:` level and format (auto: console on a terminal, else json; chat: console)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"

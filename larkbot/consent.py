@@ -2,8 +2,9 @@
 
 They decide nothing: `larkbot.policy` has already decided that this call needs a yes from
 the owner. A provider shows `request.description` (and the untrusted `request.sources`) and
-returns the owner's answer. Lark: an Approve / Deny card (`lark/approval.py`); the terminal:
-y/N; the web: a consent card on the event stream. Where nobody can be asked: `NobodyToAsk`.
+returns the owner's answer. Lark: an Approve / Deny card (`lark/approvals/approval.py`); the
+terminal: y/N; the web: a consent card on the event stream. Where nobody can be asked:
+`NobodyToAsk`.
 """
 
 from __future__ import annotations

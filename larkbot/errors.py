@@ -1,4 +1,5 @@
-"""The small error hierarchy of larkbot; a channel's own errors live with it (`lark/errors.py`)."""
+"""The small error hierarchy of larkbot; a channel's own errors live with it
+(`lark/api/errors.py`)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from larkbot import metrics
-from larkbot.lark.errors import CredentialsRefused
+from larkbot.lark.api.errors import CredentialsRefused
 from larkbot.misconfig import find_problems
 from larkbot.setup.readyz import lark_app_line
 

@@ -17,8 +17,8 @@ from larkbot.health import liveness, metrics_text, readiness
 from larkbot.heap import freeze_startup_heap
 from larkbot.http_access import gate, public
 from larkbot.http_guard import BodyBudget, GuardedSite, connection_cap
-from larkbot.lark.card_v1 import V1_EVENT_TYPE, v1_answer
-from larkbot.lark.webhook import (
+from larkbot.lark.arrival.card_v1 import V1_EVENT_TYPE, v1_answer
+from larkbot.lark.arrival.webhook import (
     MAX_BODY_BYTES,
     UNAUTHENTICATED,
     verify_card_request,

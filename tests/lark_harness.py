@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestServer
 
 from larkbot.app import App
 from larkbot.config import Settings, parse_settings
-from larkbot.lark import crypto
+from larkbot.lark.arrival import crypto
 from larkbot.server import create_app
 
 ENCRYPT_KEY = "test key"

@@ -12,9 +12,9 @@ import pytest
 
 from larkbot.consent import ConsentRequest
 from larkbot.context import RequestContext
-from larkbot.lark.approval import LarkApprovals
-from larkbot.lark.approval_store import ApprovalStore
-from larkbot.lark.client import LarkClient
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.approvals.approval import LarkApprovals
+from larkbot.lark.approvals.approval_store import ApprovalStore
 from larkbot.storage.db import Database
 from larkbot.storage.signals import LocalSignal
 from tests.fakes.lark_server import FakeLark

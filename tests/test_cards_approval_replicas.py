@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from larkbot.lark.approval_store import ApprovalStore
+from larkbot.lark.approvals.approval_store import ApprovalStore
 from larkbot.storage.db import Database
 from larkbot.storage.signals import APPROVAL_CHANNEL, PostgresSignal, RedisSignal, Signal
 from tests.fakes.lark_server import FakeLark

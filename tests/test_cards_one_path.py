@@ -96,7 +96,7 @@ async def test_scheduled_job_messages_are_valid_cards(
 
 def test_the_client_never_sends_a_card_the_validator_rejects() -> None:
     from cards.lark_check import InvalidCard
-    from larkbot.lark.client import to_content
+    from larkbot.lark.api.client import to_content
 
     bad = {"schema": "2.0", "body": {"elements": [{"tag": "markdown", "content": SIX_TABLES}]}}
     with pytest.raises(InvalidCard, match="tables"):

@@ -22,14 +22,14 @@ from cards.lark_fallback import card_text, plain_card, plain_cards
 from cards.lark_limits import count_card_tables
 from larkbot.config import LarkConfig
 from larkbot.events import FinalAnswer, TextDelta, ToolFinished, ToolStarted
-from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import LarkAPIError
-from larkbot.lark.final_card import FinalCardView
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.job_delivery import LarkNotifier
-from larkbot.lark.streaming import StreamingCardView
-from larkbot.lark.transport import RetryPolicy
-from larkbot.lark.turns import PlainReplyView
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.transport import RetryPolicy
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.final_card import FinalCardView
+from larkbot.lark.delivery.job_delivery import LarkNotifier
+from larkbot.lark.delivery.streaming import StreamingCardView
+from larkbot.lark.delivery.turns import PlainReplyView
 from tests.fakes.lark_cardkit import CardRules, md_tables
 from tests.fakes.lark_server import FakeLark, route_key
 from tests.table_answers import ANSWERS, CELL, assert_whole, shown, tables

@@ -20,12 +20,12 @@ from larkbot.events import (
     ToolStarted,
     UiPayload,
 )
-from larkbot.lark.client import LarkClient
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.progress import Progress, short_argument
-from larkbot.lark.streaming import StreamingCardView, make_view_factory
-from larkbot.lark.transport import RetryPolicy
-from larkbot.lark.turns import PlainReplyView
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.transport import RetryPolicy
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.progress import Progress, short_argument
+from larkbot.lark.delivery.streaming import StreamingCardView, make_view_factory
+from larkbot.lark.delivery.turns import PlainReplyView
 from tests.fakes.lark_server import FakeLark
 
 MSG = InboundMessage("om_user_1", "oc_chat", "p2p", "ou_owner", "hi")

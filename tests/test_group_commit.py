@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.lark.journal import SqlJournal
+from larkbot.lark.claims.journal import SqlJournal
 from larkbot.storage.db import Database
 from larkbot.storage.group_commit import GroupCommit, StorageUnavailable
 from tests.fakes.lark_server import FakeLark
@@ -109,7 +109,7 @@ async def test_sqlite_journal_adopts_the_old_table(sqlite_db: Database) -> None:
     """Entries an earlier version kept in larkbot.db move to the journal's file on start."""
     import sqlalchemy as sa
 
-    from larkbot.lark.journal import inbound
+    from larkbot.lark.claims.journal import inbound
 
     await sqlite_db.create(inbound)
     row = dict(status="claimed", owner="gone", lease_until=0.0, attempts=1, payload="p")

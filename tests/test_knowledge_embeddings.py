@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from larkbot.config import EmbeddingsConfig
+from larkbot.config_sections import EmbeddingsConfig
 from larkbot.knowledge import KnowledgeBase
 from larkbot.knowledge.embeddings import Embedder
 from tests.fakes.embeddings import FakeEmbeddings

@@ -10,10 +10,10 @@ import pytest
 
 from larkbot.consent import NobodyToAsk
 from larkbot.context import RequestContext
-from larkbot.lark.audit import AuditLog, digest
-from larkbot.lark.commands import Commands, parse_command
-from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.approvals.audit import AuditLog, digest
+from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.owners import Owners
+from larkbot.lark.turns.commands import Commands, parse_command
 from larkbot.policy import Policy, ToolGate, Verdict
 from larkbot.providers.base import ToolCall
 from larkbot.storage.db import Database
@@ -148,7 +148,7 @@ async def test_new_clears_history_and_grants(db: Database) -> None:
 
 def test_group_policy_and_sessions() -> None:
     from larkbot.config import LarkConfig
-    from larkbot.lark.dispatcher import session_id_for, should_answer
+    from larkbot.lark.turns.dispatcher import session_id_for, should_answer
 
     def m(chat_type: str = "group", **kw: Any) -> InboundMessage:
         return InboundMessage("om", "oc_1", chat_type, "ou_a", "hi", **kw)
@@ -184,7 +184,7 @@ async def test_pairing_code_is_replaced_after_repeated_wrong_guesses(db: Databas
 
 async def test_audit_queue_is_bounded_and_recording_never_blocks(db: Database) -> None:
     """Regression: with the database stalled, the audit queue grew without limit."""
-    from larkbot.lark.audit import MAX_QUEUED
+    from larkbot.lark.approvals.audit import MAX_QUEUED
 
     audit = AuditLog(db)  # no init(): no writer drains the queue, as if the DB were stalled
     for i in range(MAX_QUEUED + 50):

@@ -12,12 +12,12 @@ from PIL import Image
 
 from larkbot.config import LarkConfig
 from larkbot.events import AttachmentReady, FinalAnswer
-from larkbot.lark.attachments import ReplyTarget, deliver_attachment, file_type_for
-from larkbot.lark.client import LarkClient
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.streaming import StreamingCardView
-from larkbot.lark.transport import RetryPolicy
-from larkbot.lark.turns import PlainReplyView
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.transport import RetryPolicy
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.attachments import ReplyTarget, deliver_attachment, file_type_for
+from larkbot.lark.delivery.streaming import StreamingCardView
+from larkbot.lark.delivery.turns import PlainReplyView
 from tests.fakes.lark_server import FakeLark
 from tools.attachments import FILE_MAX_BYTES, AttachmentError
 from tools.base import Attachment
@@ -118,7 +118,7 @@ async def test_too_large_and_missing_files_are_refused_before_any_upload(
 async def test_the_fake_refuses_oversized_uploads_like_lark(
     fake_lark: FakeLark, client: LarkClient
 ) -> None:
-    from larkbot.lark.errors import LarkAPIError
+    from larkbot.lark.api.errors import LarkAPIError
 
     with pytest.raises(LarkAPIError) as err:
         await client.upload_file(b"x" * (FILE_MAX_BYTES + 1), "big.bin", "stream")

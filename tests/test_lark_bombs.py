@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from larkbot.lark.extract import ExtractError, extract_text
-from larkbot.lark.images import MediaError, prepare_image
-from larkbot.lark.sandbox import MEMORY_BUDGET, Sandbox
+from larkbot.lark.media.extract import ExtractError, extract_text
+from larkbot.lark.media.images import MediaError, prepare_image
+from larkbot.lark.media.isolated import MEMORY_BUDGET, Sandbox
 from tests import bombs
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
@@ -141,7 +141,7 @@ def sandbox_children() -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and b"larkbot.lark.sandbox_child" in cmd:
+        if ppid == os.getpid() and b"larkbot.lark.media.isolated_child" in cmd:
             found.append(int(entry.name))
     return found
 

@@ -14,15 +14,15 @@ import sqlalchemy as sa
 
 from larkbot.config import LarkConfig
 from larkbot.events import FinalAnswer, TextDelta, ToolFinished, ToolStarted
-from larkbot.lark.budget import QUOTA_TZ, CallLedger, api_calls, month_of
-from larkbot.lark.client import LarkClient
-from larkbot.lark.final_card import FinalCardView
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.shared_cache import SharedCache
-from larkbot.lark.spending import STREAM_INTERVAL, Plan, plan_for
-from larkbot.lark.streaming import StreamingCardView, make_view_factory
-from larkbot.lark.transport import TOKEN_PATH, RetryPolicy
-from larkbot.lark.turns import PlainReplyView
+from larkbot.lark.api.budget import QUOTA_TZ, CallLedger, api_calls, month_of
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.shared_cache import SharedCache
+from larkbot.lark.api.spending import STREAM_INTERVAL, Plan, plan_for
+from larkbot.lark.api.transport import TOKEN_PATH, RetryPolicy
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.final_card import FinalCardView
+from larkbot.lark.delivery.streaming import StreamingCardView, make_view_factory
+from larkbot.lark.delivery.turns import PlainReplyView
 from larkbot.storage.db import Database
 from tests.fakes.lark_server import FakeLark
 
@@ -196,7 +196,7 @@ async def test_a_streamed_answer_costs_4_calls_and_a_plain_one_1(fake_lark: Fake
 
 async def test_doctor_says_what_the_budget_allows(tmp_path: Path) -> None:
     from larkbot.config import parse_settings
-    from larkbot.lark.doctor_check import check_lark_budget
+    from larkbot.lark.api.doctor_check import check_lark_budget
 
     url = f"sqlite:///{tmp_path}/doctor.db"
     settings = parse_settings({"storage": {"url": url}, "lark": {"monthly_call_budget": 100}})

@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy as sa
 
 from larkbot.app import App
-from larkbot.lark.budget import api_calls, month_of
-from larkbot.lark.doctor_check import check_lark_budget
+from larkbot.lark.api.budget import api_calls, month_of
+from larkbot.lark.api.doctor_check import check_lark_budget
 from larkbot.storage.db import Database
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply

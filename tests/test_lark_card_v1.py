@@ -13,7 +13,7 @@ from lark_oapi.card.action_handler import CardActionHandler
 from lark_oapi.core.model import RawRequest
 
 from larkbot.config import LarkConfig
-from larkbot.lark.webhook import verify_card_request
+from larkbot.lark.arrival.webhook import verify_card_request
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, TOKEN, Served, message_event

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import CredentialsRefused, LarkAPIError
-from larkbot.lark.transport import RetryPolicy
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.errors import CredentialsRefused, LarkAPIError
+from larkbot.lark.api.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark
 
 FAST = RetryPolicy(attempts=4, backoff_base=0.01, backoff_max=0.05, ratelimit_wait_max=0.05)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from larkbot.lark import crypto
+from larkbot.lark.arrival import crypto
 
 TV1_KEY = "test key"
 TV1_CIPHERTEXT = "P37w+VZImNgPEO1RBhJ6RtKl7n6zymIbEG1pReEzghk="

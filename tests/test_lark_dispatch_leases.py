@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from larkbot.app import NotAccepting
-from larkbot.lark.journal import SqlJournal
+from larkbot.lark.claims.journal import SqlJournal
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, Reply
 from tests.lark_harness import Served, message_event, settings_for

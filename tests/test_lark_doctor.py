@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 
 from larkbot.config import parse_settings
-from larkbot.lark.doctor_check import check_lark
+from larkbot.lark.api.doctor_check import check_lark
 from tests.fakes.lark_server import FakeLark
 
 TOKEN = "POST /open-apis/auth/v3/tenant_access_token/internal"

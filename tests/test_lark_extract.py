@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 from pptx import Presentation
 
-from larkbot.lark.extract import ExtractError, can_extract, extract_text
-from larkbot.lark.media_in import MediaError, prepare_image, safe_name
+from larkbot.lark.media.extract import ExtractError, can_extract, extract_text
+from larkbot.lark.media.media_in import MediaError, prepare_image, safe_name
 
 
 def test_xlsx_pptx_html_and_json(tmp_path: Path) -> None:

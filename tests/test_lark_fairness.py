@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from larkbot.config_sections import LimitsConfig
-from larkbot.lark.fairness import SenderLimits, TurnSlots
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.routing import Queued, enqueue_position
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.turns.fairness import SenderLimits, TurnSlots
+from larkbot.lark.turns.routing import Queued, enqueue_position
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import Served, message_event, settings_for

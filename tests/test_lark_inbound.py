@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from larkbot.lark.inbound import InboundMessage, normalize
+from larkbot.lark.arrival.inbound import InboundMessage, normalize
 
 BOT = "ou_bot"
 

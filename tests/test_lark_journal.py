@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, inbound
+from larkbot.lark.claims.journal import DAY, MAX_ATTEMPTS, InboundJournal, SqlJournal, inbound
 from larkbot.storage.db import Database
 from tests.lark_harness import redis_server
 
@@ -25,7 +25,7 @@ async def db(home: Path) -> AsyncIterator[Database]:
 def _journals(kind: str, db: Database, url: str | None, lease: float) -> list[InboundJournal]:
     if kind == "sql":
         return [SqlJournal(db, lease_seconds=lease) for _ in range(2)]
-    from larkbot.lark.journal_redis import RedisJournal
+    from larkbot.lark.claims.journal_redis import RedisJournal
 
     assert url is not None
     return [RedisJournal(url, lease_seconds=lease) for _ in range(2)]
@@ -244,7 +244,7 @@ async def test_renew_many_is_one_sqlite_transaction(db: Database) -> None:
 async def test_renew_many_is_one_redis_call(redis_url: str) -> None:
     import redis.asyncio as redis
 
-    from larkbot.lark.journal_redis import RedisJournal
+    from larkbot.lark.claims.journal_redis import RedisJournal
 
     journal, client = RedisJournal(redis_url, lease_seconds=30), redis.from_url(redis_url)
     await journal.init()

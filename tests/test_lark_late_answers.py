@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import LarkAPIError
-from larkbot.lark.transport import RetryPolicy
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, message_event, settings_for

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from larkbot.lark.journal import MAX_ATTEMPTS
+from larkbot.lark.claims.journal import MAX_ATTEMPTS
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, Reply
 from tests.lark_harness import Served, message_event, settings_for

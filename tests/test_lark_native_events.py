@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from larkbot.lark.menu import TASKS_PROMPT
+from larkbot.lark.events.menu import TASKS_PROMPT
 from larkbot.storage.feedback import FeedbackStore
 from tests.fakes.lark_events import envelope
 from tests.fakes.lark_server import FakeLark

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.api.errors import LarkAPIError
 from larkbot.lark.oauth.doctor import check_oauth
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from larkbot.lark.client import LarkClient
-from larkbot.lark.pacing import Pacer, SlidingWindow
-from larkbot.lark.transport import RetryPolicy
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.pacing import Pacer, SlidingWindow
+from larkbot.lark.api.transport import RetryPolicy
 from tests.fakes.lark_server import FakeLark
 
 WINDOW = 0.1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from larkbot.lark.people import Directory
+from larkbot.lark.turns.people import Directory
 
 
 class SlowUsers:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from larkbot.lark.render import reply_uuid
+from larkbot.lark.api.render import reply_uuid
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, bot_mention, message_event, settings_for
@@ -68,7 +68,7 @@ async def test_group_silence_and_mention(
 async def test_long_connection_hand_off_feeds_the_same_pipeline(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    from larkbot.lark.ws import LarkLongConnection
+    from larkbot.lark.arrival.ws import LarkLongConnection
 
     fake_llm.reply_text("via the long connection")
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from larkbot.lark import crypto
+from larkbot.lark.arrival import crypto
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import ENCRYPT_KEY, TOKEN, Served, message_event, seal, settings_for

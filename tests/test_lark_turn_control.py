@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from larkbot.config import Settings
-from larkbot.lark.journal import SqlJournal
-from larkbot.lark.welcome import BOT_ADDED, P2P_ENTERED
+from larkbot.lark.claims.journal import SqlJournal
+from larkbot.lark.events.welcome import BOT_ADDED, P2P_ENTERED
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, Reply
 from tests.lark_harness import TOKEN, Served, bot_mention, message_event, settings_for

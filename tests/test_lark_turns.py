@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from larkbot.events import FinalAnswer, UiPayload
-from larkbot.lark.client import LarkClient
-from larkbot.lark.inbound import InboundMessage
-from larkbot.lark.render import TEXT_LIMIT, looks_formatted, reply_uuid, split_answer
-from larkbot.lark.turns import PlainReplyView
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.render import TEXT_LIMIT, looks_formatted, reply_uuid, split_answer
+from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.turns import PlainReplyView
 from tests.fakes.lark_server import FakeLark
 
 CARD_LIMIT = 28_000  # a card-sized limit, to see the splitting

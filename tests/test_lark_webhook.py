@@ -8,9 +8,9 @@ import time
 import pytest
 
 from larkbot.config import LarkConfig
-from larkbot.lark import webhook
-from larkbot.lark.crypto import signature
-from larkbot.lark.webhook import verify_card_request, verify_event_request
+from larkbot.lark.arrival import webhook
+from larkbot.lark.arrival.crypto import signature
+from larkbot.lark.arrival.webhook import verify_card_request, verify_event_request
 from tests.fakes.lark_events import challenge, envelope, lark_request
 
 KEY, TOKEN = "encrypt-key-1", "verify-token-1"

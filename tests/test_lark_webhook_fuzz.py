@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from larkbot.config import LarkConfig
-from larkbot.lark import crypto
-from larkbot.lark.webhook import verify_card_request, verify_event_request
+from larkbot.lark.arrival import crypto
+from larkbot.lark.arrival.webhook import verify_card_request, verify_event_request
 from tests.fakes.lark_events import challenge, envelope, lark_request
 
 NOW = 1_800_000_000.0

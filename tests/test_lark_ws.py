@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from larkbot.lark.webhook import Rejected
-from larkbot.lark.ws import LarkLongConnection
+from larkbot.lark.arrival.webhook import Rejected
+from larkbot.lark.arrival.ws import LarkLongConnection
 from tests.fakes.lark_events import envelope
 
 # lark-oapi's own ping loop logs through the deprecated `logger.warn` once a socket is closed.

@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 import httpx
 
 from larkbot.config import parse_settings
-from larkbot.lark.client import LarkClient
-from larkbot.lark.direct import direct_notifier
-from larkbot.lark.transport import RetryPolicy
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.transport import RetryPolicy
+from larkbot.lark.delivery.direct import direct_notifier
 from larkbot.memory.commands import memory_command
 from larkbot.memory.nightly import Nightly, seconds_until
 from larkbot.memory.wiring import consolidator, has_model

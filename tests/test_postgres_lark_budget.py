@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from larkbot.lark.budget import CallLedger
-from larkbot.lark.shared_cache import SharedCache
+from larkbot.lark.api.budget import CallLedger
+from larkbot.lark.api.shared_cache import SharedCache
 from larkbot.storage.db import Database
 
 

@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from larkbot.errors import ConfigError
-from larkbot.lark.audit import AuditLog
-from larkbot.lark.journal import DAY, MAX_ATTEMPTS, SqlJournal, inbound
+from larkbot.lark.approvals.audit import AuditLog
+from larkbot.lark.claims.journal import DAY, MAX_ATTEMPTS, SqlJournal, inbound
 from larkbot.lark.owners import Owners
 from larkbot.scheduler.store import make_jobstore
 from larkbot.storage.db import Database, async_url, safe_url, sync_url

@@ -16,8 +16,8 @@ from larkbot.agent import Agent
 from larkbot.config import parse_settings
 from larkbot.consent import NobodyToAsk
 from larkbot.context import RequestContext
-from larkbot.lark.client import LarkClient
-from larkbot.lark.job_delivery import LarkNotifier
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.delivery.job_delivery import LarkNotifier
 from larkbot.runtime_factory import Core, build_core
 from larkbot.scheduler import ScheduleService
 from larkbot.scheduler.delivery import message_uuid

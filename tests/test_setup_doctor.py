@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from larkbot.config import Settings, parse_settings
-from larkbot.lark.client import LarkClient
+from larkbot.lark.api.client import LarkClient
 from larkbot.setup.doctor import check_scopes
 from larkbot.setup.readyz import lark_app_line
 from tests.fakes.lark_server import FakeLark

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from larkbot.lark.approval_store import ApprovalStore
-from larkbot.lark.journal import InboundJournal, SqlJournal
-from larkbot.lark.journal_redis import RedisJournal
+from larkbot.lark.approvals.approval_store import ApprovalStore
+from larkbot.lark.claims.journal import InboundJournal, SqlJournal
+from larkbot.lark.claims.journal_redis import RedisJournal
 from larkbot.scheduler.leader import DbLeaderLock
 from larkbot.storage.clock import StorageClock
 from larkbot.storage.db import Database

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from larkbot.config import WorkspaceConfig
+from larkbot.config_sections import WorkspaceConfig
 from larkbot.context import RequestContext
 from larkbot.policy import Allow, Ask, Policy, Refuse
 from larkbot.policy.redact import hide_private_results

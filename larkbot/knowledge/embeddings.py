@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from larkbot.config import EmbeddingsConfig
+from larkbot.config_sections import EmbeddingsConfig
 from larkbot.logs import get_logger
 
 log = get_logger(__name__)

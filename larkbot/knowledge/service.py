@@ -11,7 +11,8 @@ from typing import TypeAlias
 
 import httpx
 
-from larkbot.config import EmbeddingsConfig, Settings
+from larkbot.config import Settings
+from larkbot.config_sections import EmbeddingsConfig
 from larkbot.knowledge.embeddings import Embedder, from_blob, nearest, rrf, to_blob
 from larkbot.knowledge.entries import Mode, add_entry, edit_entry, read_entry
 from larkbot.knowledge.index import CANDIDATES, SearchIndex

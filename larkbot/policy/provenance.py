@@ -15,7 +15,7 @@ The API, for every part that puts text in front of the model:
   message with them; `sources_of(message)` reads them back.
 - An interface marks untrusted parts of the user's turn (a quoted message of someone else,
   a merge-forward, an attached document) with `ctx.with_input_sources(*sources)`;
-  `user_message` stores them with the user message (`larkbot.lark.turn_input` does this).
+  `user_message` stores them with the user message (`larkbot.lark.turns.turn_input` does this).
 - A tool declares its result's provenance per call with `ToolResult(sources=...)` (file_read
   of a downloaded file, shell output of a network command); an `untrusted_output` tool's
   result without them gets one `Source(tool.untrusted_kind, "<tool> <argument> …")`.
@@ -89,7 +89,7 @@ def sources_of(message: Message) -> list[Source]:
 
 def user_message(content: Content, ctx: Speaker) -> Message:
     """The stored user message: in group chats with its sender (the Lark turn input already
-    starts the text with the sender's name and owner mark, `lark/turn_input.py`), and with the
+    starts the text with the sender's name and owner mark, `lark/turns/turn_input.py`), and with the
     untrusted parts the interface marked (`ctx.input_sources`)."""
     message: Message = {"role": "user", "content": content}
     if ctx.chat_type == "group":  # one person's chat needs no sender: nothing to tell apart

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from larkbot.config import WorkspaceConfig
+from larkbot.config_sections import WorkspaceConfig
 from larkbot.context import RequestContext
 from larkbot.logs import get_logger
 from larkbot.policy.decision import Allow, Ask, Decision, Refuse

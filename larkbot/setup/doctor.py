@@ -11,10 +11,10 @@ import httpx
 
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
-from larkbot.lark.app_info import AppInfo, fetch_app_info, online_connections
-from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import LarkAPIError
-from larkbot.lark.transport import RetryPolicy
+from larkbot.lark.api.app_info import AppInfo, fetch_app_info, online_connections
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.transport import RetryPolicy
 from larkbot.scopes import enabled
 
 FIX = "run `larkbot setup` (it asks only for what is missing), or add it in the console"

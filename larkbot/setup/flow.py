@@ -16,11 +16,11 @@ import httpx
 
 from larkbot.config import Settings, load_settings
 from larkbot.config_env import SAVED_ENV
-from larkbot.lark.app_info import AppInfo, fetch_app_info
-from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.api.app_info import AppInfo, fetch_app_info
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.transport import RetryPolicy
 from larkbot.lark.owners import Owners
-from larkbot.lark.transport import RetryPolicy
 from larkbot.scopes import Need, enabled
 from larkbot.setup.registration import Registered
 from larkbot.setup.steps import remaining_steps

@@ -10,7 +10,7 @@ import weakref
 from typing import Any
 
 from larkbot.config import Settings
-from larkbot.lark.app_info import fetch_app_info, online_connections
+from larkbot.lark.api.app_info import fetch_app_info, online_connections
 from larkbot.scopes import enabled
 
 # /readyz is polled every few seconds and every Lark call counts against the monthly quota

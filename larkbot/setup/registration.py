@@ -74,7 +74,7 @@ def _import_sdk() -> ModuleType:
         return registration
     finally:
         asyncio.set_event_loop(None)
-        loop.close()  # larkbot/lark/ws.py points lark_oapi.ws at its own loop before use
+        loop.close()  # larkbot/lark/arrival/ws.py points lark_oapi.ws at its own loop before use
 
 
 def _explain(code: str, description: str) -> str:

@@ -8,7 +8,7 @@ publish a version — those stay with the person, and are listed here for the cu
 from __future__ import annotations
 
 from larkbot.config import Settings
-from larkbot.lark.app_info import AppInfo
+from larkbot.lark.api.app_info import AppInfo
 
 CONSOLES = {
     "https://open.feishu.cn": "https://open.feishu.cn/app",

@@ -1,6 +1,6 @@
 """👍 / 👎 on the bot's answers: one row per person, answer and kind, in the shared database.
 
-Written by the Lark channel (`lark/feedback.py`, from `im.message.reaction.created_v1`), read
+Written by the Lark channel (`lark/events/feedback.py`, from `im.message.reaction.created_v1`), read
 by the web page's session view; both go through this leaf, so neither imports the other.
 """
 

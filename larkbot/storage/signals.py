@@ -21,7 +21,7 @@ from larkbot.storage.db import Database
 
 log = get_logger(__name__)
 CONSENT_CHANNEL = "larkbot_consent"  # web consent answers (consent_board.py)
-APPROVAL_CHANNEL = "larkbot_approval"  # Lark approval clicks (lark/approval_store.py)
+APPROVAL_CHANNEL = "larkbot_approval"  # Lark approval clicks (lark/approvals/approval_store.py)
 Handler = Callable[[str], None]
 
 

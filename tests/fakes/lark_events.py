@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Any
 
-from larkbot.lark import crypto
+from larkbot.lark.arrival import crypto
 
 
 def envelope(

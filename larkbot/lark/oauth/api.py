@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.transport import LarkTransport
 from larkbot.lark.oauth.tokens import LarkUserTokens
-from larkbot.lark.transport import LarkTransport
 from larkbot.logs import get_logger
 from tools.workspace.access import MissingScopes
 

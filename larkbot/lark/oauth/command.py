@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from larkbot.lark.errors import LarkAPIError
-from larkbot.lark.inbound import InboundMessage
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.oauth.accounts import Accounts, OAuthError
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.scopes import OFFLINE, in_words, requested

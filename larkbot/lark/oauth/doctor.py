@@ -12,8 +12,8 @@ import httpx
 
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
+from larkbot.lark.api.shared_cache import SharedCache
 from larkbot.lark.oauth.wiring import APP_SCOPE_KEY
-from larkbot.lark.shared_cache import SharedCache
 from larkbot.storage.db import Database
 from larkbot.storage.user_tokens import TokenStore
 from larkbot.storage.vault import KEY_FILE

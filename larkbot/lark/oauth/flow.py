@@ -14,12 +14,12 @@ import time
 from typing import Any
 
 from cards.lark_auth import auth_card
-from larkbot.lark.client import LarkClient
-from larkbot.lark.errors import LarkAPIError
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.render import text_content
 from larkbot.lark.oauth import texts
 from larkbot.lark.oauth.accounts import Accounts, DeviceCode, OAuthError
 from larkbot.lark.oauth.scopes import OFFLINE, in_words
-from larkbot.lark.render import text_content
 from larkbot.logs import get_logger
 from larkbot.storage.user_tokens import Pair, TokenStore
 from larkbot.tasks import cancel_and_wait

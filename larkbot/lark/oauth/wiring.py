@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
-from larkbot.lark.client import LarkClient
-from larkbot.lark.commands import Auth
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.shared_cache import SharedCache
 from larkbot.lark.oauth.accounts import Accounts
 from larkbot.lark.oauth.api import LarkWorkspaceApi
 from larkbot.lark.oauth.command import AuthCommand
@@ -23,7 +23,7 @@ from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.lease import DbLeases, Leases, RedisLeases
 from larkbot.lark.oauth.scopes import FEISHU_OPEN, accounts_host, requested
 from larkbot.lark.oauth.tokens import LarkUserTokens
-from larkbot.lark.shared_cache import SharedCache
+from larkbot.lark.turns.commands import Auth
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core
 from larkbot.storage.user_tokens import TokenStore

@@ -1,0 +1,1 @@
+"""The events besides messages: welcome, the bot menu, 👍/👎 feedback and document comments."""

@@ -1,0 +1,191 @@
+"""Document comments (`drive.notice.comment_add_v1`): @-mention the bot, get a reply in the thread.
+
+On the ack path only the claim happens: the reply's id (`comment:<reply_id>`) in the inbound
+journal, so a redelivered event is answered once. Then, as a background task: the comment
+(its quote and the question) and the document are read with the commenter's own Lark
+authorization when the workspace service has one for them (else only the comment, read with
+the bot's token, and the agent is told so); the agent runs as the commenter, with the same
+policy as in a chat (owner check, signed events only) and the document's text marked as
+untrusted; the answer is posted as the bot's reply in the thread (shortened past
+`COMMENT_REPLY_CHARS`). The bot's own reply is claimed as done at once, and events from the
+bot itself are dropped, so it never answers itself.
+Lark calls: 1 (the comment) + 1 (the document, docx only, with the user's token) + 1 (reply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import quote
+
+from larkbot.context import RequestContext
+from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.native_api import comment_path, get_comment, reply_comment
+from larkbot.lark.claims.journal import InboundJournal
+from larkbot.lark.events.comment_text import answer_text, prompt_for, question_of
+from larkbot.logs import get_logger
+from larkbot.tasks import cancel_and_wait
+from tools.workspace.access import WorkspaceAccess
+
+log = get_logger("larkbot.lark.events.doc_comments")
+COMMENT_EVENT = "drive.notice.comment_add_v1"
+DOC_CHARS = 8000  # of the document's text shown to the model
+MAX_CONCURRENT = 4  # comment answers running at once on this replica
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class CommentAsk:
+    """One @-mention of the bot in a document comment."""
+
+    file_token: str
+    file_type: str
+    comment_id: str
+    reply_id: str
+    open_id: str
+    signed: bool = True
+
+    @property
+    def key(self) -> str:
+        """Its entry in the inbound journal."""
+        return f"comment:{self.reply_id or self.comment_id}"
+
+
+def parse(envelope: dict[str, Any], bot_open_id: str, signed: bool) -> CommentAsk | None:
+    """The ask in the event, or None (not mentioned, from the bot itself, malformed)."""
+    event = _dict(envelope.get("event"))
+    meta = _dict(event.get("notice_meta"))
+    user = _dict(meta.get("from_user_id")) or _dict(event.get("user_id"))  # p1: user_id
+    open_id = str(user.get("open_id") or "")
+    mentioned = event.get("is_mentioned", meta.get("is_mentioned", event.get("is_mention")))
+    token = str(meta.get("file_token") or event.get("file_token") or "")
+    kind = str(meta.get("file_type") or event.get("file_type") or "")
+    comment_id = str(event.get("comment_id") or "")
+    if not (token and kind and comment_id and open_id) or mentioned is not True:
+        return None
+    if open_id == bot_open_id or meta.get("from_user_type") == "app":
+        return None  # the bot's own reply (and other apps') is never answered
+    return CommentAsk(token, kind, comment_id, str(event.get("reply_id") or ""), open_id, signed)
+
+
+class DocComments:
+    """Claims, answers and replies to document comments that @-mention the bot."""
+
+    def __init__(
+        self,
+        client: LarkClient,
+        journal: InboundJournal,
+        agent: Any,  # Agent: `run(session_id, text, ctx)` → FinalAnswer
+        is_owner: Callable[[str], Awaitable[bool]],
+        services: Mapping[str, Any],
+        bot_open_id: str,
+        timeout: Callable[[], float] = lambda: 600.0,  # lark.turn_timeout_seconds
+    ) -> None:
+        self.client = client
+        self.journal = journal
+        self.agent = agent
+        self.is_owner = is_owner
+        self.services = services
+        self.bot_open_id = bot_open_id
+        self.timeout = timeout
+        # comments bypass the chat queues: a bound of their own keeps a flood from the model
+        self.slots = asyncio.Semaphore(MAX_CONCURRENT)
+
+    async def claim(self, envelope: dict[str, Any], signed: bool) -> CommentAsk | None:
+        """Before the ack: the ask, when this replica won it (None: ignored or a duplicate)."""
+        ask = parse(envelope, self.bot_open_id, signed)
+        if ask is None:
+            return None
+        payload = json.dumps({"kind": "comment", **asdict(ask)})
+        return ask if await self.journal.claim(ask.key, payload) else None
+
+    async def answer(self, ask: CommentAsk) -> None:
+        """Read, run the agent as the commenter, reply in the thread; the claim ends done."""
+        bound = log.bind(comment_id=ask.comment_id, file_type=ask.file_type)
+        lease = asyncio.create_task(self._keep_claim(ask.key), name="lark-comment-lease")
+        try:
+            token = await self._user_token(ask.open_id)
+            comment = await self._read_comment(ask, token)
+            document = await self._read_document(ask, token) if token else None
+            ctx = RequestContext(
+                interface="lark",
+                session_id=f"comment:{ask.file_token}:{ask.comment_id}",
+                sender_id=ask.open_id,
+                is_owner=ask.signed and await self.is_owner(ask.open_id),
+                chat_type="group",  # a thread anyone may reply in: senders kept apart
+            ).with_untrusted(f"the text of document {ask.file_token}")
+            question = question_of(comment, ask.reply_id, ask.open_id)
+            doc = (ask.file_type, ask.file_token)
+            prompt = prompt_for(question, str(comment.get("quote") or ""), doc, document, token)
+            async with self.slots, asyncio.timeout(self.timeout()):
+                final = await self.agent.run(ctx.session_id, prompt, ctx)
+            reply_id = await reply_comment(
+                self.client, ask.file_token, ask.file_type, ask.comment_id, answer_text(final.text)
+            )
+            if reply_id:  # its own event, should one come, is never answered
+                await self.journal.claim(f"comment:{reply_id}", "{}")
+                await self.journal.done(f"comment:{reply_id}")
+            bound.info("lark_comment_answered", with_user_token=bool(token))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # not retried: its tools may have run; the log says why
+            bound.error("lark_comment_failed", exc_info=True)
+        finally:
+            await cancel_and_wait(lease)
+        await self.journal.done(ask.key)
+
+    async def _keep_claim(self, key: str) -> None:
+        """Renew the claim while the answer runs, so no sweeper takes it over meanwhile."""
+        while True:
+            await asyncio.sleep(self.journal.lease_seconds / 3)
+            try:
+                await self.journal.renew(key)
+            except Exception:  # storage trouble: the next round tries again within the lease
+                log.warning("lark_comment_renew_failed", exc_info=True)
+
+    async def _user_token(self, open_id: str) -> str:
+        """The commenter's own token, or "" (no token store, not authorized, any failure)."""
+        access = self.services.get("workspace")
+        if not isinstance(access, WorkspaceAccess):
+            return ""
+        try:
+            return await access.tokens.token_for(open_id)
+        except Exception as err:  # NotAuthorized above all: the comment alone is answered
+            log.info("lark_comment_no_user_token", reason=type(err).__name__)
+            return ""
+
+    async def _read_comment(self, ask: CommentAsk, token: str) -> dict[str, Any]:
+        """The comment, as the commenter when possible, else with the bot's token."""
+        if token:
+            path = comment_path(ask.file_token, ask.comment_id)
+            params = {"file_type": ask.file_type, "user_id_type": "open_id"}
+            try:
+                return await self._user_call("GET", path, token, params)
+            except Exception:
+                log.info("lark_comment_user_read_failed", exc_info=True)
+        return await get_comment(self.client, ask.file_token, ask.file_type, ask.comment_id)
+
+    async def _read_document(self, ask: CommentAsk, token: str) -> str | None:
+        """The document's text (docx only), read as the commenter; None when unreadable."""
+        if ask.file_type != "docx":
+            return None
+        path = f"/open-apis/docx/v1/documents/{quote(ask.file_token, safe='')}/raw_content"
+        try:
+            data = await self._user_call("GET", path, token, None)
+        except Exception:
+            log.info("lark_comment_doc_unreadable", exc_info=True)
+            return None
+        return str(data.get("content") or "")[:DOC_CHARS]
+
+    async def _user_call(
+        self, method: str, path: str, token: str, params: dict[str, str] | None
+    ) -> dict[str, Any]:
+        access = self.services["workspace"]
+        data = await access.api.call(method, path, user_token=token, params=params)
+        return data if isinstance(data, dict) else {}
