@@ -139,7 +139,7 @@ async def test_storage_failure_answers_503_and_the_redelivery_is_answered(
             event = message_event("hi", message_id="om_retry")
             assert (await served.post_event(message_event("warm up")))[0] == 200
             await lark.wait_for(lambda: len(lark.sent) == 1, timeout=30)
-            assert await served.app.dispatcher.join(30)
+            assert await served.app.idle(30)
             admin = await asyncpg.connect(pg_url)
             try:
                 await admin.execute("ALTER TABLE lark_inbound RENAME TO lark_inbound_away")
@@ -150,7 +150,7 @@ async def test_storage_failure_answers_503_and_the_redelivery_is_answered(
             assert (status, body) == (503, {"msg": "temporarily unavailable"})
             assert (await served.post_event(event))[0] == 200  # Lark's redelivery
             await lark.wait_for(lambda: len(lark.sent) >= 2, timeout=30)
-            assert await served.app.dispatcher.join(30)
+            assert await served.app.idle(30)
     assert sorted(m["reply_to"] for m in lark.sent).count("om_retry") == 1
 
 
@@ -200,5 +200,5 @@ async def test_a_claim_past_the_ack_deadline_gets_503_then_counts_once(home: Pat
             assert (status, body) == (503, {"msg": "temporarily unavailable"})
             assert (await served.post_event(event))[0] == 200  # Lark's redelivery
             await lark.wait_for(lambda: len(lark.sent) >= 2, timeout=30)
-            assert await served.app.dispatcher.join(30)
+            assert await served.app.idle(30)
     assert [m["reply_to"] for m in lark.sent].count("om_late") == 1

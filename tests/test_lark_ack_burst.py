@@ -36,7 +36,7 @@ async def test_a_burst_and_its_redelivery_are_answered_once_each(
         assert [status for status, _ in await post_all(s, range(BURST))] == [200] * BURST
         assert [status for status, _ in await post_all(s, range(BURST))] == [200] * BURST
         await fake_lark.wait_for(lambda: len(fake_lark.sent) >= BURST, timeout=WAIT)
-        assert await s.app.dispatcher.join(WAIT)
+        assert await s.app.idle(WAIT)
     assert Counter(m["reply_to"] for m in fake_lark.sent) == Counter(
         f"om_burst_{n}" for n in range(BURST)
     )  # one answer each
@@ -49,9 +49,9 @@ async def test_drain_releases_the_claims_of_the_turns_it_stops(
     fake_llm.responder = lambda body: Reply(text="…", gate=never)
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert [status for status, _ in await post_all(s, range(BURST))] == [200] * BURST
-        assert s.app.dispatcher.queued == BURST
+        assert not await s.app.idle(0)  # every turn queued or running
         assert await s.app.drain(0.01) is False  # the turns are cancelled
-        assert s.app.dispatcher.queued == 0
+        assert await s.app.idle(0)
         # each claim was released, so recovery can take it at once rather than after its lease
         retaken = await s.app.journal.reclaim_expired(limit=BURST + 1)
         assert sorted(json.loads(p)["message_id"] for p in retaken) == sorted(

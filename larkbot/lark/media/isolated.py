@@ -32,7 +32,7 @@ MEMORY_BUDGET = 256 * 1024 * 1024
 EXTRACT_SECONDS = 30.0  # a pathological document must not hold the turn
 IMAGE_SECONDS = 20.0
 SLOTS = 2  # children at once: each may take MEMORY_BUDGET
-CHILD = f"{__package__}.sandbox_child"
+CHILD = f"{__package__}.isolated_child"
 # The child gets only what running Python needs, not the server's secrets (LLM and Lark keys).
 PASSED = ("PATH", "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "TMPDIR")
 # numpy (imported by openpyxl) would start a BLAS thread per core, each mapping its own
