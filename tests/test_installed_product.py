@@ -30,7 +30,15 @@ INSTALLED = os.environ.get("LARKBOT_INSTALLED_BIN", "")
 # Fails, never skips, without the installed wheel: by hand, deselect with -m "not installed".
 pytestmark = pytest.mark.installed
 # tools that need a running lark-cli or a real desktop are covered by their own suites
-NOT_HERE = {"lark_calendar_events", "lark_chat_messages", "lark_message_send", "computer_use"}
+# Lark's own tools need a Lark app, the workspace tools a person's Lark authorization (both run
+# against the fake Lark in their own tests); computer_use a display
+WORKSPACE = {
+    "lark_doc_read", "lark_doc_search", "lark_doc_create", "lark_doc_append", "lark_sheet_read",
+    "lark_sheet_write", "lark_bitable_read", "lark_bitable_write", "lark_task",
+}  # fmt: skip
+NOT_HERE = {
+    "lark_calendar_events", "lark_chat_messages", "lark_message_send", "computer_use", *WORKSPACE
+}  # fmt: skip
 
 
 def _free_port() -> int:

@@ -133,6 +133,23 @@ class SharedJobStore(SQLAlchemyJobStore):
             raise
         return jobs
 
+    def update_job(self, job: Job) -> None:
+        """Store a fired job's next run; a failure (a locked or lost database) ends the pass,
+        which APScheduler then abandons before it asks for the next run time."""
+        try:
+            super().update_job(job)
+        except BaseException:
+            self.passes.ended()
+            raise
+
+    def remove_job(self, job_id: str) -> None:
+        """Remove a job (its last run fired); a failure ends the pass, as for `update_job`."""
+        try:
+            super().remove_job(job_id)
+        except BaseException:
+            self.passes.ended()
+            raise
+
     def get_next_run_time(self) -> datetime | None:
         """The earliest next run time; the pass that asks is done with this store."""
         try:
