@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from sqlalchemy import Column, Float, String, Table, or_, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Column, Float, String, Table
 
 from larkbot.storage.db import Database, metadata
+from larkbot.storage.leases import give_back_lease, take_lease
 
 LOCK_NAME = "scheduler"
 
@@ -49,34 +49,11 @@ class DbLeaderLock:
         if not self._created:
             await self._db.create(scheduler_leader)
             self._created = True
-        await self._db.clock.sync()
-        now = self._db.clock.now()
-        t = scheduler_leader
-        async with self._db.engine.begin() as conn:
-            taken = await conn.execute(
-                update(t)
-                .where(t.c.name == LOCK_NAME, or_(t.c.holder == self.holder, t.c.expires_at < now))
-                .values(holder=self.holder, expires_at=now + self._lease)
-            )
-            if taken.rowcount == 1:
-                return True
-            dialect: Any = sqlite if self._db.is_sqlite else postgresql
-            inserted = await conn.execute(
-                dialect.insert(t)
-                .values(name=LOCK_NAME, holder=self.holder, expires_at=now + self._lease)
-                .on_conflict_do_nothing()
-            )
-            return bool(inserted.rowcount == 1)
+        return await take_lease(self._db, scheduler_leader, LOCK_NAME, self.holder, self._lease)
 
     async def release(self) -> None:
         """Expire our row so another replica takes over at once."""
-        t = scheduler_leader
-        async with self._db.engine.begin() as conn:
-            await conn.execute(
-                update(t)
-                .where(t.c.name == LOCK_NAME, t.c.holder == self.holder)
-                .values(expires_at=0.0)
-            )
+        await give_back_lease(self._db, scheduler_leader, LOCK_NAME, self.holder)
 
 
 _RENEW = """

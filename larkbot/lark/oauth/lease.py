@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from sqlalchemy import Column, Float, String, Table, or_, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Column, Float, String, Table
 
 from larkbot.scheduler.leader import RedisLeaderLock
 from larkbot.storage.db import Database, metadata
+from larkbot.storage.leases import give_back_lease, take_lease
 
 refresh_leases = Table(
     "lark_token_refresh_leases",
@@ -50,32 +50,11 @@ class DbLeases:
 
     async def take(self, key: str) -> bool:
         """Take the row if free or expired; insert it the first time."""
-        await self.db.clock.sync()
-        now = self.db.clock.now()
-        t = refresh_leases
-        async with self.db.engine.begin() as conn:
-            taken = await conn.execute(
-                update(t)
-                .where(t.c.name == key, or_(t.c.holder == self.holder, t.c.expires_at < now))
-                .values(holder=self.holder, expires_at=now + self.seconds)
-            )
-            if taken.rowcount == 1:
-                return True
-            dialect: Any = sqlite if self.db.is_sqlite else postgresql
-            inserted = await conn.execute(
-                dialect.insert(t)
-                .values(name=key, holder=self.holder, expires_at=now + self.seconds)
-                .on_conflict_do_nothing()
-            )
-            return bool(inserted.rowcount == 1)
+        return await take_lease(self.db, refresh_leases, key, self.holder, self.seconds)
 
     async def give_back(self, key: str) -> None:
         """Expire our row so the next refresh need not wait."""
-        t = refresh_leases
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                update(t).where(t.c.name == key, t.c.holder == self.holder).values(expires_at=0.0)
-            )
+        await give_back_lease(self.db, refresh_leases, key, self.holder)
 
 
 class RedisLeases:
