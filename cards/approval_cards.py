@@ -50,6 +50,51 @@ def _button(label: str, kind: str, approval_id: str, decision: str) -> dict[str,
     }
 
 
+def _question(
+    approval_id: str,
+    tool: str,
+    description: str,
+    arguments: dict[str, Any],
+    sources: tuple[str, ...],
+    where: str,
+    buttons: tuple[str, str],
+    who: str,
+) -> list[dict[str, Any]]:
+    """What would run, where it was asked, the untrusted text behind it, the two buttons and
+    who may answer until when (`who` ends with that sentence)."""
+    elements = _body(tool, description, arguments)
+    if where:
+        elements.insert(0, grey_note(where[:200]))
+    if sources:
+        named = "\n".join(f"- {s[:200]}" for s in sources[:5])
+        more = f"\n- … and {len(sources) - 5} more" if len(sources) > 5 else ""
+        elements.append(
+            {
+                "tag": "markdown",
+                "content": f"⚠️ **Not written by you, in this conversation:**\n{named}{more}",
+            }
+        )
+        elements.append(grey_note(f"Started from {sources[0][:200]}; /new starts clean."))
+    yes, no = buttons
+    elements.append(
+        {
+            "tag": "column_set",
+            "horizontal_spacing": "8px",
+            "columns": [
+                _button(yes, "primary_filled", approval_id, "approve"),
+                _button(no, "danger", approval_id, "deny"),
+            ],
+        }
+    )
+    elements.append(grey_note(who))
+    return elements
+
+
+def _expires(timeout: float) -> str:
+    minutes = f"{timeout / 60:g} min" if timeout >= 60 else f"{timeout:g} s"
+    return f"Expires in {minutes} (then not run)."
+
+
 def approval_card(
     approval_id: str,
     tool: str,
@@ -66,32 +111,9 @@ def approval_card(
     owner sees where the idea may have come from, and that `/new` starts clean.
     `where`: a line saying where it was asked, for a card shown away from that chat (a DM).
     """
-    elements = _body(tool, description, arguments)
-    if where:
-        elements.insert(0, grey_note(where[:200]))
-    if sources:
-        named = "\n".join(f"- {s[:200]}" for s in sources[:5])
-        more = f"\n- … and {len(sources) - 5} more" if len(sources) > 5 else ""
-        elements.append(
-            {
-                "tag": "markdown",
-                "content": f"⚠️ **Not written by you, in this conversation:**\n{named}{more}",
-            }
-        )
-        elements.append(grey_note(f"Started from {sources[0][:200]}; /new starts clean."))
-    elements.append(
-        {
-            "tag": "column_set",
-            "horizontal_spacing": "8px",
-            "columns": [
-                _button("Approve", "primary_filled", approval_id, "approve"),
-                _button("Deny", "danger", approval_id, "deny"),
-            ],
-        }
-    )
-    minutes = f"{timeout / 60:g} min" if timeout >= 60 else f"{timeout:g} s"
-    elements.append(
-        grey_note(f"Only the bot's owner can answer. Expires in {minutes} (then not run).")
+    who = f"Only the bot's owner can answer. {_expires(timeout)}"
+    elements = _question(
+        approval_id, tool, description, arguments, sources, where, ("Approve", "Deny"), who
     )
     return base_card("Approval needed", elements, "orange", subtitle=tool)
 
@@ -120,30 +142,12 @@ def confirm_card(
     """A workspace write shown to the person it acts for: exactly what changes, Confirm /
     Cancel, and that only they can answer (it runs with their own Lark access). `where`: as
     for `approval_card`."""
-    elements = _body(tool, description, arguments)
-    if where:
-        elements.insert(0, grey_note(where[:200]))
-    if sources:
-        named = "\n".join(f"- {s[:200]}" for s in sources[:5])
-        elements.append(
-            {"tag": "markdown", "content": f"⚠️ **Not written by you, in this turn:**\n{named}"}
-        )
-    elements.append(
-        {
-            "tag": "column_set",
-            "horizontal_spacing": "8px",
-            "columns": [
-                _button("Confirm", "primary_filled", approval_id, "approve"),
-                _button("Cancel", "danger", approval_id, "deny"),
-            ],
-        }
+    who = (
+        f"Only <at id={asker}></at>, who asked, can confirm: it runs with their Lark access. "
+        + _expires(timeout)
     )
-    minutes = f"{timeout / 60:g} min" if timeout >= 60 else f"{timeout:g} s"
-    elements.append(
-        grey_note(
-            f"Only <at id={asker}></at>, who asked, can confirm: it runs with their Lark "
-            f"access. Expires in {minutes} (then not run)."
-        )
+    elements = _question(
+        approval_id, tool, description, arguments, sources, where, ("Confirm", "Cancel"), who
     )
     return base_card("Confirm this change", elements, "blue", subtitle=tool)
 
