@@ -159,13 +159,13 @@ async def test_journal_renews_300_leases_in_one_statement(db: Database) -> None:
 
     try:
         ids = await claim_all(journal, 300)
-        sa.event.listen(journal.db.engine.sync_engine, "before_cursor_execute", seen)
+        sa.event.listen(journal.db.engine, "before_cursor_execute", seen)
         assert await journal.renew_many(ids) == set(ids)
         assert len(statements) == 1 and statements[0].lstrip().startswith("UPDATE lark_inbound")
         assert await journal.renew(ids[0])  # the per-message way: a statement each
         assert len(statements) == 2
     finally:
-        sa.event.remove(journal.db.engine.sync_engine, "before_cursor_execute", seen)
+        sa.event.remove(journal.db.engine, "before_cursor_execute", seen)
         await journal.close()
 
 

@@ -35,7 +35,7 @@ def async_url(url: str) -> str:
 
 
 def sync_url(url: str) -> str:
-    """Map `storage.url` to a synchronous driver URL (for APScheduler's job store)."""
+    """Map `storage.url` to a synchronous driver URL (APScheduler's job store, the journal)."""
     if url.startswith("sqlite"):
         return "sqlite:///" + url.split(":///", 1)[1]
     return "postgresql+psycopg2://" + _param(url.split("://", 1)[1], "ssl", "sslmode")
@@ -89,8 +89,8 @@ class Database:
                 "for PostgreSQL: pip install 'larkbot[postgres]'"
             ) from None
         if self.is_sqlite:
-            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine.sync_engine, "begin", _sqlite_begin)
+            event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "begin", sqlite_begin)
         # the time leases and deadlines shared by replicas are written and compared in
         self.clock = StorageClock(None if self.is_sqlite else self._server_time)
 
@@ -140,7 +140,8 @@ def _create_all(conn: Connection, tables: list[Table]) -> None:
     metadata.create_all(conn, tables=tables)
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+def sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+    """On connect: explicit transactions, the busy timeout, WAL, synchronous=NORMAL."""
     # Python's sqlite3 opens a transaction only at the first write, so the read of a
     # read-modify-write ran outside it (lost updates) and a deferred read-then-write could fail
     # at once with "database is locked" (SQLite skips the busy handler there). Transactions
@@ -156,7 +157,8 @@ def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
     cur.close()
 
 
-def _sqlite_begin(conn: Any) -> None:
+def sqlite_begin(conn: Any) -> None:
+    """On begin: IMMEDIATE (the write lock up front), or deferred for `READ_ONLY` connections."""
     conn.exec_driver_sql(
         "BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE"
     )

@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from larkbot.storage.db import Database, metadata
 from larkbot.storage.group_commit import GroupCommit
+from larkbot.storage.threaded import ThreadedDatabase
 
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
@@ -109,16 +110,19 @@ class SqlJournal:
     """`InboundJournal` in SQL: PostgreSQL's shared database, or on SQLite a file of its own.
 
     The journal keeps its own connections, so an ack never queues behind the turns' use of the
-    App's pool. SQLite lets one connection write at a time and a waiting writer sleeps in
-    growing steps (1, 2, 5, 10 … ms): in `larkbot.db` every webhook's claim would wait behind the
-    turns' history writes. So on SQLite the journal keeps `<name>.inbound.db` beside it, where
+    App's pool, and runs each transaction whole on their threads (`ThreadedDatabase`): one
+    trip from the event loop and back, where the async layer made one per driver call.
+
+    SQLite lets one connection write at a time and a waiting writer sleeps in growing steps
+    (1, 2, 5, 10 … ms): in `larkbot.db` every webhook's claim would wait behind the turns'
+    history writes. So on SQLite the journal keeps `<name>.inbound.db` beside it, where
     only the journal writes, through one connection its writers queue for. Durability there is
     WAL with `synchronous=NORMAL`: a claim answered with 200 survives the process being killed,
     not a power loss before the next checkpoint.
 
     Concurrent writes of a kind commit together (`GroupCommit`): one statement for every claim
     (lease renewal, answer done) that arrived during the previous commit. Each statement costs
-    a few trips to the database's thread or server, whatever its size: one each made the
+    a trip to the journal's threads and the database, whatever its size: one each made the
     writes of a busy replica queue for longer than Lark waits for its 200.
     """
 
@@ -127,10 +131,10 @@ class SqlJournal:
     ) -> None:
         self.main = db
         self.path = journal_path(db) if db.is_sqlite else None
-        if self.path is not None:
-            self.db = Database(f"sqlite:///{self.path}", connections=1)
-        else:
-            self.db = Database(db.url, connections=JOURNAL_CONNECTIONS)
+        url, connections = (
+            (f"sqlite:///{self.path}", 1) if self.path else (db.url, JOURNAL_CONNECTIONS)
+        )
+        self.db = ThreadedDatabase(url, connections, "journal")
         self.clock = db.clock  # leases in the App's storage time (approvals' and leader's too)
         self.lease_seconds = lease_seconds
         self.retention_seconds = max(retention_seconds, DAY)
@@ -155,8 +159,8 @@ class SqlJournal:
                 return
             rows = [dict(r) for r in (await conn.execute(sa.select(inbound))).mappings()]
             if rows:
-                async with self.db.engine.begin() as mine:
-                    await mine.execute(sqlite.insert(inbound).on_conflict_do_nothing(), rows)
+                adopt = sqlite.insert(inbound).on_conflict_do_nothing()
+                await self.db.write(lambda mine: mine.execute(adopt, rows))
             await conn.execute(sa.text("DROP TABLE lark_inbound"))
 
     async def claim(self, message_id: str, payload: str) -> bool:
@@ -179,10 +183,9 @@ class SqlJournal:
             )
             for m, p in firsts.items()
         ]
-        async with self.db.engine.begin() as conn:
-            # one statement, compiled once: SQLAlchemy sends the rows as multi-row VALUES
-            upserted = await conn.execute(_claim_upsert(conn.dialect.name), values)
-            winners = set(upserted.scalars())
+        # one statement, compiled once: SQLAlchemy sends the rows as multi-row VALUES
+        upsert = _claim_upsert(self.db.engine.dialect.name)
+        winners = await self.db.write(lambda conn: set(conn.execute(upsert, values).scalars()))
         result: list[bool] = []
         for message_id, _ in rows:
             result.append(message_id in winners)
@@ -190,17 +193,16 @@ class SqlJournal:
         return result
 
     async def _update_own(self, message_id: str, **values: object) -> bool:
-        async with self.db.engine.begin() as conn:
-            res = await conn.execute(
-                sa.update(inbound)
-                .where(
-                    inbound.c.message_id == message_id,
-                    inbound.c.owner == self.owner,
-                    inbound.c.status == "claimed",
-                )
-                .values(updated_at=self.clock.now(), **values)
+        update = (
+            sa.update(inbound)
+            .where(
+                inbound.c.message_id == message_id,
+                inbound.c.owner == self.owner,
+                inbound.c.status == "claimed",
             )
-            return res.rowcount == 1
+            .values(updated_at=self.clock.now(), **values)
+        )
+        return await self.db.write(lambda conn: conn.execute(update).rowcount == 1)
 
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
@@ -221,18 +223,17 @@ class SqlJournal:
 
     async def _renew(self, batch: list[str]) -> set[str]:
         now = self.clock.now()
-        async with self.db.engine.begin() as conn:
-            rows = await conn.execute(
-                sa.update(inbound)
-                .where(
-                    inbound.c.message_id.in_(batch),
-                    inbound.c.owner == self.owner,
-                    inbound.c.status == "claimed",
-                )
-                .values(lease_until=now + self.lease_seconds, updated_at=now)
-                .returning(inbound.c.message_id)
+        update = (
+            sa.update(inbound)
+            .where(
+                inbound.c.message_id.in_(batch),
+                inbound.c.owner == self.owner,
+                inbound.c.status == "claimed",
             )
-            return set(rows.scalars())
+            .values(lease_until=now + self.lease_seconds, updated_at=now)
+            .returning(inbound.c.message_id)
+        )
+        return await self.db.write(lambda conn: set(conn.execute(update).scalars()))
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
@@ -240,51 +241,52 @@ class SqlJournal:
 
     async def forgive_attempt(self, message_id: str) -> None:
         """One takeover fewer counted (see `InboundJournal.forgive_attempt`)."""
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                sa.update(inbound)
-                .where(
-                    inbound.c.message_id == message_id,
-                    inbound.c.status == "claimed",
-                    inbound.c.attempts > 1,
-                )
-                .values(attempts=inbound.c.attempts - 1)
+        update = (
+            sa.update(inbound)
+            .where(
+                inbound.c.message_id == message_id,
+                inbound.c.status == "claimed",
+                inbound.c.attempts > 1,
             )
+            .values(attempts=inbound.c.attempts - 1)
+        )
+        await self.db.write(lambda conn: conn.execute(update))
 
     async def done(self, message_id: str) -> None:
         """Mark done and drop the stored message text (it is no longer needed)."""
         await self.answered.submit(message_id)
 
     async def _flush_done(self, message_ids: list[str]) -> list[None]:
-        async with self.db.engine.begin() as conn:
-            await conn.execute(
-                sa.update(inbound)
-                .where(inbound.c.message_id.in_(message_ids))
-                .values(status="done", payload="", updated_at=self.clock.now())
-            )
+        update = (
+            sa.update(inbound)
+            .where(inbound.c.message_id.in_(message_ids))
+            .values(status="done", payload="", updated_at=self.clock.now())
+        )
+        await self.db.write(lambda conn: conn.execute(update))
         return [None] * len(message_ids)
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
         await self.clock.sync()
         now = self.clock.now()
-        async with self.db.read() as conn:
-            rows = (
-                await conn.execute(
-                    sa.select(inbound.c.message_id, inbound.c.payload, inbound.c.attempts)
-                    .where(inbound.c.status == "claimed", inbound.c.lease_until < now)
-                    .order_by(inbound.c.created_at)
-                    .limit(limit + len(exclude))
-                )
-            ).all()
+        expired = (
+            sa.select(inbound.c.message_id, inbound.c.payload, inbound.c.attempts)
+            .where(inbound.c.status == "claimed", inbound.c.lease_until < now)
+            .order_by(inbound.c.created_at)
+            .limit(limit + len(exclude))
+        )
+        rows = await self.db.read(lambda conn: conn.execute(expired).all())
         won: list[str] = []
         for message_id, payload, attempts in [r for r in rows if r[0] not in exclude][:limit]:
-            async with self.db.engine.begin() as conn:
-                if attempts >= MAX_ATTEMPTS:
-                    await conn.execute(_give_up(message_id, now))
-                elif (await conn.execute(self._takeover(message_id, now))).rowcount == 1:
-                    won.append(payload)
+            if attempts >= MAX_ATTEMPTS:
+                await self.db.write(functools.partial(_execute, _give_up(message_id, now)))
+            elif await self._take_over(message_id, now):
+                won.append(payload)
         return won
+
+    async def _take_over(self, message_id: str, now: float) -> bool:
+        takeover = self._takeover(message_id, now)
+        return await self.db.write(lambda conn: conn.execute(takeover).rowcount == 1)
 
     def _takeover(self, message_id: str, now: float) -> sa.Update:
         return (
@@ -306,21 +308,21 @@ class SqlJournal:
     async def status(self, message_id: str) -> str | None:
         """The entry's status."""
         query = sa.select(inbound.c.status).where(inbound.c.message_id == message_id)
-        async with self.db.read() as conn:
-            return (await conn.execute(query)).scalar_one_or_none()
+        status: str | None = await self.db.read(
+            lambda conn: conn.execute(query).scalar_one_or_none()
+        )
+        return status
 
     async def purge(self) -> int:
         """Delete entries created before now - retention."""
         cutoff = self.clock.now() - self.retention_seconds
-        async with self.db.engine.begin() as conn:
-            res = await conn.execute(sa.delete(inbound).where(inbound.c.created_at < cutoff))
-            return int(res.rowcount or 0)
+        delete = sa.delete(inbound).where(inbound.c.created_at < cutoff)
+        return await self.db.write(lambda conn: int(conn.execute(delete).rowcount or 0))
 
     async def backlog(self) -> int:
         """Rows still `claimed`."""
-        async with self.db.read() as conn:
-            query = sa.select(sa.func.count()).where(inbound.c.status == "claimed")
-            return int((await conn.execute(query)).scalar_one())
+        query = sa.select(sa.func.count()).where(inbound.c.status == "claimed")
+        return await self.db.read(lambda conn: int(conn.execute(query).scalar_one()))
 
     async def close(self) -> None:
         """Stop the group commits; close the journal's own connections (the App's are its)."""
@@ -348,6 +350,10 @@ def _claim_upsert(dialect: str) -> Any:
         & (inbound.c.lease_until < new.updated_at)
         & (inbound.c.attempts < MAX_ATTEMPTS),
     ).returning(inbound.c.message_id)
+
+
+def _execute(statement: sa.Executable, conn: sa.Connection) -> None:
+    conn.execute(statement)
 
 
 def _give_up(message_id: str, now: float) -> sa.Update:
