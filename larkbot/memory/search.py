@@ -19,13 +19,15 @@ K1, B = 1.2, 0.75
 
 
 @cache
-def _jieba() -> JiebaTokenizer:
+def segmenter() -> JiebaTokenizer:
+    """The jieba segmenter. The first call imports rjieba, which builds its dictionary: about
+    100 ms holding the interpreter, so `MemoryService.init` makes it off the event loop."""
     return JiebaTokenizer()
 
 
 def words(text: str) -> list[str]:
     """Lower-cased search words of `text`: jieba words for CJK runs, stopwords dropped."""
-    cut = _jieba().doc
+    cut = segmenter().doc
     out: list[str] = []
     for term in query_terms(text):
         for word in cut(term).split() if not term.isascii() else [term]:

@@ -8,6 +8,7 @@ when there is exactly one, so the owner's memories follow them between Lark and 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from larkbot.context import RequestContext
 from larkbot.errors import LarkBotError
 from larkbot.logs import get_logger
 from larkbot.memory import recall
-from larkbot.memory.search import rank, words
+from larkbot.memory.search import rank, segmenter, words
 from larkbot.memory.store import Memory, MemoryStore, new_id
 from larkbot.policy.provenance import foreign_labels
 from larkbot.recall import Recalled
@@ -53,8 +54,10 @@ class MemoryService:
         self.local_person = local_person
 
     async def init(self) -> None:
-        """Create the tables."""
+        """Create the tables; load the segmenter now, not in the first turn that recalls (its
+        100 ms there held up every webhook ack behind it: `python -m bench webhook`)."""
         await self.store.init()
+        await asyncio.to_thread(segmenter)
 
     def person(self, ctx: RequestContext) -> str:
         """Whose `me` memories this turn uses."""
