@@ -38,7 +38,9 @@ class _Run:
     def __init__(self, requests: list[bytes], total: int | None = None) -> None:
         # (when it was due, or None: now; the request)
         self.pending: deque[tuple[float | None, bytes]] = deque((None, r) for r in requests)
-        self.idle: list[_Connection] = []  # connections with nothing to send yet (paced runs)
+        # connections with nothing to send yet (paced runs), the longest idle first: each takes
+        # its turn, so none sits past the server's header deadline without a request
+        self.idle: deque[_Connection] = deque()
         self.left = len(requests) if total is None else total
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.latencies: list[float] = []  # each response's, in the order they ended
@@ -47,7 +49,7 @@ class _Run:
         """A paced request, due at `due` (its latency counts from then, not from its send)."""
         self.pending.append((due, request))
         if self.idle:
-            self.idle.pop()._send_next()
+            self.idle.popleft()._send_next()
 
     def fail(self, err: Exception) -> None:
         """Stop the run with `err`."""
