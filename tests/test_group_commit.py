@@ -87,7 +87,7 @@ async def _claims_in_groups(journal: SqlJournal) -> None:
     won = await asyncio.gather(*(journal.claim(m, f"text {m}") for m in ids * 4))
     winners = [m for m, ok in zip(ids * 4, won, strict=True) if ok]
     assert sorted(winners) == sorted(ids)  # duplicates refused, in a group or across groups
-    assert journal.claims.groups <= 20  # not 200 transactions
+    assert journal.writes.groups <= 20  # not 200 transactions
     assert await journal.backlog() == 50
     assert not await journal.claim("om_1", "again")  # a later redelivery too
     await journal.close()
@@ -103,6 +103,30 @@ async def test_postgres_claims_commit_in_groups(pg_url: str) -> None:
         await _claims_in_groups(SqlJournal(db, lease_seconds=30))
     finally:
         await db.close()
+
+
+async def test_claims_renewals_and_answered_marks_share_one_commit(sqlite_db: Database) -> None:
+    """Writes of every kind that arrive together commit in one transaction, each with its own
+    result: a claim never waits behind a renewal's or an answered mark's separate commit."""
+    journal = SqlJournal(sqlite_db, lease_seconds=30)
+    await journal.init()
+    assert await journal.claim("om_a", "a") and await journal.claim("om_b", "b")
+    before = journal.writes.groups
+    results = await asyncio.gather(
+        journal.claim("om_c", "c"),
+        journal.claim("om_a", "a again"),  # a redelivery: refused
+        journal.renew("om_a"),
+        journal.done("om_b"),
+        journal.renew("om_unknown"),  # nobody's claim: not renewed
+    )
+    assert results == [True, False, True, None, False]
+    assert journal.writes.groups == before + 1
+    assert [await journal.status(m) for m in ("om_a", "om_b", "om_c")] == [
+        "claimed",
+        "done",
+        "claimed",
+    ]
+    await journal.close()
 
 
 async def test_sqlite_journal_adopts_the_old_table(sqlite_db: Database) -> None:

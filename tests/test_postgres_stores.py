@@ -88,7 +88,7 @@ async def test_journal_group_keeps_each_payload_exactly(db: Database) -> None:
     try:
         won = await asyncio.gather(*(journal.claim(f"om_{i}", p) for i, p in enumerate(payloads)))
         assert won == [True] * len(payloads)
-        assert journal.claims.groups == 1  # all four in one statement
+        assert journal.writes.groups == 1  # all four in one statement
         for i in range(len(payloads)):
             await journal.release(f"om_{i}")
         assert sorted(await journal.reclaim_expired()) == sorted(payloads)

@@ -15,7 +15,7 @@ import functools
 import uuid
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -120,10 +120,11 @@ class SqlJournal:
     WAL with `synchronous=NORMAL`: a claim answered with 200 survives the process being killed,
     not a power loss before the next checkpoint.
 
-    Concurrent writes of a kind commit together (`GroupCommit`): one statement for every claim
-    (lease renewal, answer done) that arrived during the previous commit. Each statement costs
-    a trip to the journal's threads and the database, whatever its size: one each made the
-    writes of a busy replica queue for longer than Lark waits for its 200.
+    Concurrent writes commit together (`GroupCommit`): the claims, lease renewals and answered
+    marks that arrived during the previous commit go in one transaction, a statement per kind.
+    Each transaction costs a trip to the journal's threads and the database, whatever its
+    size: one per write made a busy replica's claims queue for longer than Lark waits for its
+    200, and a group per kind made a claim wait behind the other kinds' commits.
     """
 
     def __init__(
@@ -139,9 +140,7 @@ class SqlJournal:
         self.lease_seconds = lease_seconds
         self.retention_seconds = max(retention_seconds, DAY)
         self.owner = uuid.uuid4().hex
-        self.claims = GroupCommit(self._flush_claims, "journal claim")
-        self.renewals = GroupCommit(self._flush_renewals, "lease renewal", RENEW_BATCH)
-        self.answered = GroupCommit(self._flush_done, "journal done")
+        self.writes = GroupCommit(self._flush, "journal write", RENEW_BATCH)
 
     async def init(self) -> None:
         """Create the table; on SQLite adopt entries an earlier version kept in the main file;
@@ -165,32 +164,49 @@ class SqlJournal:
 
     async def claim(self, message_id: str, payload: str) -> bool:
         """New claim, or takeover of an expired unfinished one; committed with its group."""
-        return await self.claims.submit((message_id, payload))
+        return await self.writes.submit(Write("claim", message_id, payload))
 
-    async def _flush_claims(self, rows: list[tuple[str, str]]) -> list[bool]:
-        firsts = dict(reversed(rows))  # the same message twice in one group: the first wins
+    async def _flush(self, writes: list[Write]) -> list[bool]:
+        """One transaction for a group: its claims, then its renewals, then its answered marks.
+        A claim waits for at most one commit ahead of it, whatever kinds that one held."""
         now = self.clock.now()
-        values = [
-            dict(
-                message_id=m,
-                status="claimed",
-                owner=self.owner,
-                lease_until=now + self.lease_seconds,
-                attempts=1,
-                payload=p,
-                created_at=now,
-                updated_at=now,
-            )
-            for m, p in firsts.items()
-        ]
-        # one statement, compiled once: SQLAlchemy sends the rows as multi-row VALUES
+        claims = dict(reversed([(w.message_id, w.payload) for w in writes if w.kind == "claim"]))
+        renewals = [w.message_id for w in writes if w.kind == "renew"]
+        answered = [w.message_id for w in writes if w.kind == "done"]
+        # one statement per kind, compiled once: the claims go as one multi-row VALUES
         upsert = _claim_upsert(self.db.engine.dialect.name)
-        winners = await self.db.write(lambda conn: set(conn.execute(upsert, values).scalars()))
-        result: list[bool] = []
-        for message_id, _ in rows:
-            result.append(message_id in winners)
-            winners.discard(message_id)  # a later duplicate in the group lost
-        return result
+        values = [self._claim_row(m, p, now) for m, p in claims.items()]
+        renew = self._renewal(renewals, now)
+        mark = _answered(answered, now)
+
+        def transaction(conn: sa.Connection) -> tuple[set[str], set[str]]:
+            won = set(conn.execute(upsert, values).scalars()) if values else set()
+            held = set(conn.execute(renew).scalars()) if renewals else set()
+            if answered:
+                conn.execute(mark)
+            return won, held
+
+        won, held = await self.db.write(transaction)
+        results: list[bool] = []
+        for write in writes:
+            if write.kind == "claim":
+                results.append(write.message_id in won)
+                won.discard(write.message_id)  # a later duplicate in the group lost
+            else:
+                results.append(write.kind == "done" or write.message_id in held)
+        return results
+
+    def _claim_row(self, message_id: str, payload: str, now: float) -> dict[str, Any]:
+        return dict(
+            message_id=message_id,
+            status="claimed",
+            owner=self.owner,
+            lease_until=now + self.lease_seconds,
+            attempts=1,
+            payload=payload,
+            created_at=now,
+            updated_at=now,
+        )
 
     async def _update_own(self, message_id: str, **values: object) -> bool:
         update = (
@@ -207,33 +223,29 @@ class SqlJournal:
     async def renew(self, message_id: str) -> bool:
         """Push the lease forward by `lease_seconds`; False when another replica took it."""
         await self.clock.sync()
-        return await self.renewals.submit(message_id)
-
-    async def _flush_renewals(self, message_ids: list[str]) -> list[bool]:
-        held = await self._renew(message_ids)
-        return [m in held for m in message_ids]
+        return await self.writes.submit(Write("renew", message_id))
 
     async def renew_many(self, message_ids: Collection[str]) -> set[str]:
         """`renew` for each: one UPDATE … RETURNING per RENEW_BATCH of them."""
         await self.clock.sync()
         held = set[str]()
         for batch in renew_batches(message_ids):
-            held |= await self._renew(batch)
+            update = self._renewal(batch, self.clock.now())
+            held |= await self.db.write(functools.partial(_returned, update))
         return held
 
-    async def _renew(self, batch: list[str]) -> set[str]:
-        now = self.clock.now()
-        update = (
+    def _renewal(self, message_ids: list[str], now: float) -> sa.Update:
+        """Leases of these claims, where this replica still holds them, to `now` + the lease."""
+        return (
             sa.update(inbound)
             .where(
-                inbound.c.message_id.in_(batch),
+                inbound.c.message_id.in_(message_ids),
                 inbound.c.owner == self.owner,
                 inbound.c.status == "claimed",
             )
             .values(lease_until=now + self.lease_seconds, updated_at=now)
             .returning(inbound.c.message_id)
         )
-        return await self.db.write(lambda conn: set(conn.execute(update).scalars()))
 
     async def release(self, message_id: str) -> None:
         """Expire the lease now."""
@@ -254,16 +266,7 @@ class SqlJournal:
 
     async def done(self, message_id: str) -> None:
         """Mark done and drop the stored message text (it is no longer needed)."""
-        await self.answered.submit(message_id)
-
-    async def _flush_done(self, message_ids: list[str]) -> list[None]:
-        update = (
-            sa.update(inbound)
-            .where(inbound.c.message_id.in_(message_ids))
-            .values(status="done", payload="", updated_at=self.clock.now())
-        )
-        await self.db.write(lambda conn: conn.execute(update))
-        return [None] * len(message_ids)
+        await self.writes.submit(Write("done", message_id))
 
     async def reclaim_expired(self, limit: int = 50, exclude: Collection[str] = ()) -> list[str]:
         """Atomically retake each expired unfinished claim; give up on ones tried too often."""
@@ -326,8 +329,7 @@ class SqlJournal:
 
     async def close(self) -> None:
         """Stop the group commits; close the journal's own connections (the App's are its)."""
-        for group in (self.claims, self.renewals, self.answered):
-            await group.close()
+        await self.writes.close()
         await self.db.close()
 
 
@@ -352,8 +354,29 @@ def _claim_upsert(dialect: str) -> Any:
     ).returning(inbound.c.message_id)
 
 
+class Write(NamedTuple):
+    """One write of a journal group commit."""
+
+    kind: Literal["claim", "renew", "done"]
+    message_id: str
+    payload: str = ""  # a claim's message
+
+
+def _answered(message_ids: list[str], now: float) -> sa.Update:
+    """Mark answered and drop the stored message text (it is no longer needed)."""
+    return (
+        sa.update(inbound)
+        .where(inbound.c.message_id.in_(message_ids))
+        .values(status="done", payload="", updated_at=now)
+    )
+
+
 def _execute(statement: sa.Executable, conn: sa.Connection) -> None:
     conn.execute(statement)
+
+
+def _returned(statement: sa.Executable, conn: sa.Connection) -> set[str]:
+    return set(conn.execute(statement).scalars())
 
 
 def _give_up(message_id: str, now: float) -> sa.Update:
