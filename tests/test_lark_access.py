@@ -148,7 +148,7 @@ async def test_new_clears_history_and_grants(db: Database) -> None:
 
 def test_group_policy_and_sessions() -> None:
     from larkbot.config import LarkConfig
-    from larkbot.lark.turns.dispatcher import session_id_for, should_answer
+    from larkbot.lark.turns.routing import session_id_for, should_answer
 
     def m(chat_type: str = "group", **kw: Any) -> InboundMessage:
         return InboundMessage("om", "oc_1", chat_type, "ou_a", "hi", **kw)

@@ -20,7 +20,7 @@ from larkbot.lark.turns.answer import Agent
 from larkbot.lark.turns.commands import Commands, parse_command
 from larkbot.lark.turns.fairness import LimitNotices, Notify, SenderLimits, TurnSlots
 from larkbot.lark.turns.held import LOST, Held, won
-from larkbot.lark.turns.routing import Queued, enqueue_position, session_id_for, should_answer
+from larkbot.lark.turns.routing import Queued, enqueue_position, session_id_for, silence_reason
 from larkbot.lark.turns.turn_input import TurnInputs
 from larkbot.lark.turns.turn_runner import TurnRunner
 from larkbot.logs import get_logger
@@ -69,10 +69,7 @@ class Dispatcher:
         """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
         if not self.accepting:
             return "draining"
-        silent = should_answer(msg, self.lark())
-        if silent and await self._follows_topic(msg):
-            silent = None
-        if silent:
+        if silent := await silence_reason(msg, self.lark(), self.sessions):
             log.debug("lark_message_ignored", message_id=msg.message_id, reason=silent)
             return "ignored"
         if (held := self.held.get(msg.message_id)) is not None:  # its turn is still here
@@ -112,16 +109,6 @@ class Dispatcher:
             self.held.drop(item)
             if not claim.cancelled():
                 log.error("lark_claim_failed", exc_info=claim.exception())
-
-    async def _follows_topic(self, msg: InboundMessage) -> bool:
-        """A message in a topic the bot answered in (`lark.topic_follow_up`) needs no @."""
-        if not (msg.thread_id and self.sessions and self.lark().topic_follow_up):
-            return False
-        try:
-            return await self.sessions.exists(session_id_for(msg))
-        except Exception:  # storage trouble: fall back to needing the @
-            log.warning("lark_topic_lookup_failed", exc_info=True)
-            return False
 
     def cancel(self, message_id: str, reason: str = "recalled") -> bool:
         """Stop a message's turn: dropped when queued, cancelled (tools too) when running."""
@@ -191,21 +178,19 @@ class Dispatcher:
                 self.runner.stop_notes.pop(item.msg.message_id, None)
                 self._forget(queue.popleft())
         except asyncio.CancelledError:
-            await self._abandon(sid, queue)
+            await self._abandon(queue)
             raise
         finally:
             if self._queues.get(sid) is queue:
                 del self._queues[sid]
 
-    async def _abandon(self, sid: str, queue: deque[Queued]) -> None:
+    async def _abandon(self, queue: deque[Queued]) -> None:
         """The session's turns will not run here (drain): recovery retakes the claimed at once."""
         for item in queue:
             self._forget(item)
             if won(item.claim):
                 with contextlib.suppress(Exception):
                     await self.journal.release(item.msg.message_id)
-        if self._queues.get(sid) is queue:
-            del self._queues[sid]
 
     async def _run_item(self, item: Queued, sid: str) -> None:
         """Run one turn as its own task, so a recall or /stop cancels it and not the session."""
@@ -252,11 +237,6 @@ class Dispatcher:
     def queued(self) -> int:
         """Messages waiting in this replica's session queues (the running ones included)."""
         return sum(len(q) for q in self._queues.values())
-
-    @property
-    def in_flight(self) -> int:
-        """Session workers still running."""
-        return len(self._tasks)
 
     async def join(self, timeout: float) -> bool:
         """Wait (bounded) until no turn is queued or running; True when idle."""

@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 
 from larkbot.config import LarkConfig
 from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.logs import get_logger
+from larkbot.storage.sessions import SessionStore
+
+log = get_logger("larkbot.lark.turns.routing")
 
 
 def session_id_for(msg: InboundMessage) -> str:
@@ -24,6 +28,21 @@ def should_answer(msg: InboundMessage, lark: LarkConfig) -> str | None:
     if msg.mentioned_all and lark.answer_at_all:
         return None
     return "group message without a mention of this bot"
+
+
+async def silence_reason(
+    msg: InboundMessage, lark: LarkConfig, sessions: SessionStore | None
+) -> str | None:
+    """`should_answer`, except that a message in a topic the bot answered in needs no @
+    (`lark.topic_follow_up`)."""
+    silent = should_answer(msg, lark)
+    if not (silent and msg.thread_id and sessions and lark.topic_follow_up):
+        return silent
+    try:
+        return None if await sessions.exists(session_id_for(msg)) else silent
+    except Exception:  # storage trouble: fall back to needing the @
+        log.warning("lark_topic_lookup_failed", exc_info=True)
+        return silent
 
 
 @dataclass
