@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, MetaData, Table, event, text
+from sqlalchemy import Connection, Engine, MetaData, Table, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -84,13 +84,9 @@ class Database:
                 **(pool if connections else {}),
             )
         except ModuleNotFoundError as err:
-            raise ConfigError(
-                f"storage.url: the database driver {err.name} is not installed; "
-                "for PostgreSQL: pip install 'larkbot[postgres]'"
-            ) from None
+            raise missing_driver(err) from None
         if self.is_sqlite:
-            event.listen(self.engine.sync_engine, "connect", sqlite_pragmas)
-            event.listen(self.engine.sync_engine, "begin", sqlite_begin)
+            listen_sqlite(self.engine.sync_engine)
         # the time leases and deadlines shared by replicas are written and compared in
         self.clock = StorageClock(None if self.is_sqlite else self._server_time)
 
@@ -121,6 +117,20 @@ class Database:
         await self.engine.dispose()
 
 
+def missing_driver(err: ModuleNotFoundError) -> ConfigError:
+    """What to say when `storage.url` names a database whose driver is not installed."""
+    return ConfigError(
+        f"storage.url: the database driver {err.name} is not installed; "
+        "for PostgreSQL: pip install 'larkbot[postgres]'"
+    )
+
+
+def listen_sqlite(engine: Engine) -> None:
+    """Connections of `engine` get IMMEDIATE transactions, WAL and the busy timeout."""
+    event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "begin", _sqlite_begin)
+
+
 # Any constant: the advisory lock that serialises CREATE TABLE across PostgreSQL replicas.
 _DDL_LOCK = 0x6C61726B
 
@@ -140,7 +150,7 @@ def _create_all(conn: Connection, tables: list[Table]) -> None:
     metadata.create_all(conn, tables=tables)
 
 
-def sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
+def _sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
     """On connect: explicit transactions, the busy timeout, WAL, synchronous=NORMAL."""
     # Python's sqlite3 opens a transaction only at the first write, so the read of a
     # read-modify-write ran outside it (lost updates) and a deferred read-then-write could fail
@@ -157,7 +167,7 @@ def sqlite_pragmas(dbapi_conn: Any, _: Any) -> None:
     cur.close()
 
 
-def sqlite_begin(conn: Any) -> None:
+def _sqlite_begin(conn: Any) -> None:
     """On begin: IMMEDIATE (the write lock up front), or deferred for `READ_ONLY` connections."""
     conn.exec_driver_sql(
         "BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE"

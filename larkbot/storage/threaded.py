@@ -17,10 +17,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, Table, create_engine, event
+from sqlalchemy import Connection, Engine, Table, create_engine
 
-from larkbot.errors import ConfigError
-from larkbot.storage.db import READ_ONLY, lock_ddl, metadata, sqlite_begin, sqlite_pragmas, sync_url
+from larkbot.storage.db import (
+    READ_ONLY,
+    listen_sqlite,
+    lock_ddl,
+    metadata,
+    missing_driver,
+    sync_url,
+)
 
 T = TypeVar("T")
 
@@ -44,13 +50,9 @@ class ThreadedDatabase:
                 connect_args={"check_same_thread": False} if self.is_sqlite else {},
             )
         except ModuleNotFoundError as err:
-            raise ConfigError(
-                f"storage.url: the database driver {err.name} is not installed; "
-                "for PostgreSQL: pip install 'larkbot[postgres]'"
-            ) from None
+            raise missing_driver(err) from None
         if self.is_sqlite:
-            event.listen(self.engine, "connect", sqlite_pragmas)
-            event.listen(self.engine, "begin", sqlite_begin)
+            listen_sqlite(self.engine)
         self._threads = ThreadPoolExecutor(connections, thread_name_prefix=name)
 
     async def write(self, work: Callable[[Connection], T]) -> T:
