@@ -77,6 +77,15 @@ async def test_a_locked_file_keeps_the_loop_free_and_a_read_does_not_wait(
     await reader.close()
 
 
+async def test_close_twice_is_harmless_and_later_work_is_refused(tmp_path: Path) -> None:
+    db = ThreadedDatabase(f"sqlite:///{tmp_path}/c.db", 1, "closing")
+    assert await db.read(lambda conn: 1) == 1
+    await db.close()
+    await db.close()
+    with pytest.raises(RuntimeError):
+        await db.read(lambda conn: 1)
+
+
 def test_a_missing_driver_names_the_key_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 

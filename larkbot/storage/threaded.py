@@ -54,6 +54,7 @@ class ThreadedDatabase:
         if self.is_sqlite:
             listen_sqlite(self.engine)
         self._threads = ThreadPoolExecutor(connections, thread_name_prefix=name)
+        self._closed = False
 
     async def write(self, work: Callable[[Connection], T]) -> T:
         """`work(conn)` in one transaction (IMMEDIATE on SQLite), committed unless it raises."""
@@ -84,7 +85,11 @@ class ThreadedDatabase:
         await self.write(create_all)
 
     async def close(self) -> None:
-        """Close the connections once the work already queued is done; stop the threads."""
+        """Close the connections once the work already queued is done; stop the threads.
+        Closing again does nothing; a transaction asked for after closing raises RuntimeError."""
+        if self._closed:
+            return
+        self._closed = True
         await self._run(self.engine.dispose)
         self._threads.shutdown(wait=False)
 
