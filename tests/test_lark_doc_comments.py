@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,52 +12,9 @@ from tests.fakes.lark_native import seed_comment, text_reply
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, TOKEN, Served, settings_for
-from tools.workspace.access import NotAuthorized, WorkspaceAccess
+from tests.workspace_access import workspace_access
 
 DOC = "doxcnREPORT"
-
-
-class DictTokens:
-    """UserTokens over a dict: open_id -> the person's `u-` token."""
-
-    def __init__(self, tokens: dict[str, str]) -> None:
-        self.tokens = tokens
-
-    async def token_for(self, open_id: str) -> str:
-        """The person's token, or NotAuthorized."""
-        if open_id not in self.tokens:
-            raise NotAuthorized(open_id)
-        return self.tokens[open_id]
-
-    async def invalidate(self, open_id: str, token: str) -> None:
-        """Forget it."""
-        self.tokens.pop(open_id, None)
-
-
-class HttpApi:
-    """WorkspaceApi straight to the fake Lark with the given user token."""
-
-    def __init__(self, http: httpx.AsyncClient, domain: str) -> None:
-        self.http, self.domain = http, domain
-
-    async def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        user_token: str,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-    ) -> dict[str, Any]:
-        """The response's data; RuntimeError on a Lark error."""
-        headers = {"Authorization": f"Bearer {user_token}"}
-        resp = await self.http.request(
-            method, self.domain + path, params=dict(params or {}), json=json, headers=headers
-        )
-        body = resp.json()
-        if body.get("code") != 0:
-            raise RuntimeError(body.get("msg"))
-        return body.get("data") or {}
 
 
 def comment_event(
@@ -96,10 +52,8 @@ async def test_a_comment_question_is_answered_once_in_its_thread(
     fake_llm.reply_text("It is about 11.8%, not 12%.")
     settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
     async with Served(settings) as s, httpx.AsyncClient() as http:
-        tokens = DictTokens({OWNER: "u-owner"})
-        s.app.core.runtime.services["workspace"] = WorkspaceAccess(
-            tokens, HttpApi(http, fake_lark.domain)
-        )
+        access = workspace_access(http, fake_lark.domain, {OWNER: "u-owner"})
+        s.app.core.runtime.services["workspace"] = access
         assert (await s.post_event(comment_event("r1", event_id="ev_c1")))[0] == 200
         assert (await s.post_event(comment_event("r1", event_id="ev_c1")))[0] == 200  # again
         await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
@@ -124,8 +78,7 @@ async def test_without_an_authorization_only_the_comment_is_used(
     fake_llm.reply_text("Send /auth so I can read the report. " + "x" * 2000)
     settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
     async with Served(settings) as s, httpx.AsyncClient() as http:
-        access = WorkspaceAccess(DictTokens({}), HttpApi(http, fake_lark.domain))
-        s.app.core.runtime.services["workspace"] = access
+        s.app.core.runtime.services["workspace"] = workspace_access(http, fake_lark.domain, {})
         await s.post_event(comment_event("r1"))
         await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
     prompt = fake_llm.requests[0]["messages"][-1]["content"]

@@ -1,6 +1,6 @@
 """A real `WorkspaceAccess` for tests: pre-issued user tokens, and Lark's API over HTTP.
 
-Until the OAuth store lands, `DictTokens` hands out each person's token from a dict, and
+`DictTokens` hands out each person's token from a dict, and
 `HttpWorkspaceApi` calls FakeLark (or any Lark) with `Authorization: Bearer <user token>`.
 """
 
