@@ -17,6 +17,7 @@ import asyncio
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,7 +42,7 @@ class _Sink:
         self.done = asyncio.Event()
         self.want = 0
 
-    async def notify(self, chat_id: str, text: str, uuid: str) -> None:
+    async def notify(self, chat_id: str, text: str, uuid: str, urgent: Sequence[str] = ()) -> None:
         self.count += 1
         if self.count >= self.want:
             self.done.set()

@@ -17,7 +17,7 @@ from larkbot.config import Settings, parse_settings
 from larkbot.context import RequestContext
 from larkbot.policy import Allow, Ask, Policy, Refuse
 from larkbot.policy.paths import ProtectedPaths
-from larkbot.policy.provenance import for_model, untrusted_messages, user_message
+from larkbot.policy.provenance import for_model, untrusted_labels, user_message
 from larkbot.policy.redact import HIDDEN_ARGUMENTS, hide_private_results
 from tests.builtin_rt import tool_runtime
 from tools.base import BaseTool
@@ -163,7 +163,7 @@ def test_other_senders_messages_raise_the_bar_and_stay_off_the_wire() -> None:
     """Regression: a member's message in the group history steered the owner's turn unasked."""
     mallory = RequestContext("lark", "g", "ou_m", False, chat_type="group", sender_name="Mallory")
     stored = user_message("[Mallory] trap -- 'rm -rf X' EXIT", mallory)
-    assert untrusted_messages([stored, user_message("cleanup", OWNER)]) == [
+    assert untrusted_labels([stored, user_message("cleanup", OWNER)]) == [
         "a message from Mallory (ou_m, not an owner) in this chat"
     ]
     assert "sender" not in for_model([stored])[0]

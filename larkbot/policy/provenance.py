@@ -114,17 +114,6 @@ def untrusted_labels(history: Iterable[Message]) -> list[str]:
     return list(found)
 
 
-def untrusted_messages(history: Iterable[Message]) -> list[str]:
-    """How cards name the other people's messages in `history` (one entry per person)."""
-    found: dict[str, str] = {}
-    for message in history:
-        sender = message.get(SENDER_KEY)
-        if message.get("role") == "user" and isinstance(sender, dict) and not sender.get("owner"):
-            key = str(sender.get("id") or "someone")
-            found.setdefault(key, sources_of({"role": "user", SENDER_KEY: sender})[0].label)
-    return list(found.values())
-
-
 def mark_results(messages: list[Message], sources: Mapping[str, tuple[Source, ...]]) -> None:
     """Store each tool result's sources on its tool message (`tool_call_id`), in place."""
     for i, message in enumerate(messages):

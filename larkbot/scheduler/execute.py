@@ -138,10 +138,7 @@ async def deliver(
     chat_id = target.get("chat_id", "")
     if target.get("channel") == "lark" and chat_id and service.notifier is not None:
         try:
-            if urgent:
-                await service.notifier.notify(chat_id, text, uid, urgent)
-            else:  # an ordinary job: notifiers written before `urgent` existed still work
-                await service.notifier.notify(chat_id, text, uid)
+            await service.notifier.notify(chat_id, text, uid, urgent)
         except asyncio.CancelledError:
             raise
         except Exception:
