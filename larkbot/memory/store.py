@@ -136,17 +136,6 @@ class MemoryStore:
         async with self.db.read() as conn:
             return [_memory(r) for r in await conn.execute(query.order_by(c.created_at))]
 
-    async def count(self, scope: str, subject: str, author: str | None = None) -> int:
-        """Active memories of one person or chat (by one author when given)."""
-        c = memories.c
-        query = sa.select(sa.func.count()).where(
-            c.scope == scope, c.subject == subject, c.state == ACTIVE
-        )
-        if author is not None:
-            query = query.where(c.author_id == author)
-        async with self.db.read() as conn:
-            return int((await conn.execute(query)).scalar_one())
-
     async def delete(self, ids: list[str]) -> int:
         """Delete memories and every version they replaced (forget means gone); the number of
         active memories deleted."""

@@ -58,7 +58,7 @@ def safe_url(url: str) -> str:
 class Database:
     """Owns the async engine for `storage.url`; SQLite gets WAL and a busy timeout."""
 
-    def __init__(self, url: str, connections: int | None = None) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
@@ -69,19 +69,10 @@ class Database:
             # on checkout and reconnect rather than fail the next turn (as make_jobstore does).
             # hide_parameters: a failed statement's error (logged with exc_info) must not carry
             # the bound values — chat messages, history, tool output are personal data.
-            # `connections`: a fixed pool of that many (1: its users queue for one writer). Its
-            # users end each transaction themselves (`engine.begin()`, `read()`): no extra
-            # rollback when a connection goes back (a trip to the driver's thread each time).
-            pool: dict[str, Any] = {
-                "pool_size": connections,
-                "max_overflow": 0,
-                "pool_reset_on_return": None,
-            }
             self.engine: AsyncEngine = create_async_engine(
                 async_url(url),
                 pool_pre_ping=not self.is_sqlite,
                 hide_parameters=True,
-                **(pool if connections else {}),
             )
         except ModuleNotFoundError as err:
             raise missing_driver(err) from None
@@ -110,7 +101,7 @@ class Database:
     async def create(self, *tables: Table) -> None:
         """Create the given tables if they do not exist yet."""
         async with self.engine.begin() as conn:
-            await conn.run_sync(_create_all, list(tables))
+            await conn.run_sync(create_all, list(tables))
 
     async def close(self) -> None:
         """Dispose of every pooled connection."""
@@ -145,7 +136,8 @@ def lock_ddl(conn: Connection) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _DDL_LOCK})
 
 
-def _create_all(conn: Connection, tables: list[Table]) -> None:
+def create_all(conn: Connection, tables: list[Table]) -> None:
+    """Create `tables` that do not exist yet, holding the DDL lock (PostgreSQL replicas)."""
     lock_ddl(conn)
     metadata.create_all(conn, tables=tables)
 

@@ -19,14 +19,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, Table, create_engine
 
-from larkbot.storage.db import (
-    READ_ONLY,
-    listen_sqlite,
-    lock_ddl,
-    metadata,
-    missing_driver,
-    sync_url,
-)
+from larkbot.storage.db import READ_ONLY, create_all, listen_sqlite, missing_driver, sync_url
 
 T = TypeVar("T")
 
@@ -77,12 +70,7 @@ class ThreadedDatabase:
 
     async def create(self, *tables: Table) -> None:
         """Create the given tables if they do not exist yet (serialised across replicas)."""
-
-        def create_all(conn: Connection) -> None:
-            lock_ddl(conn)
-            metadata.create_all(conn, tables=list(tables))
-
-        await self.write(create_all)
+        await self.write(lambda conn: create_all(conn, list(tables)))
 
     async def close(self) -> None:
         """Close the connections once the work already queued is done; stop the threads.

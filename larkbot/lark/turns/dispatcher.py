@@ -83,7 +83,7 @@ class Dispatcher:
             self.notices.tell(msg, refusal)
             return "limited"
         if stop:
-            self.runner.stop_notes[msg.message_id] = await self._stop_session(msg)
+            self.runner.stop_notes[msg.message_id] = await self._stop_session(msg, owner)
         # synchronously, so the session keeps arrival order
         item = self._enqueue(msg, owner, counted)
         item.claim = asyncio.create_task(self.journal.claim(msg.message_id, msg.to_json()))
@@ -130,10 +130,9 @@ class Dispatcher:
             return "ignored"
         return "recalled elsewhere"
 
-    async def _stop_session(self, msg: InboundMessage) -> str:
+    async def _stop_session(self, msg: InboundMessage, owner: bool) -> str:
         """/stop: cancel this session's turns that the sender may stop (owners: any)."""
         queue = self._queues.get(session_id_for(msg), deque())
-        owner = msg.signed and await self.owners.check(msg.sender_open_id)
         mine = [i for i in queue if owner or i.msg.sender_open_id == msg.sender_open_id]
         stopped = [i for i in mine if not i.stopped and self.cancel(i.msg.message_id, "stopped")]
         if stopped:
