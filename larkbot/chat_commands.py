@@ -10,6 +10,7 @@ from datetime import datetime
 from larkbot.content_parts import text_of
 from larkbot.storage.sessions import Message, SessionInfo, SessionStore
 from larkbot.terminal import new_session_id
+from larkbot.text import is_number
 
 PREFIX = "cli:"  # terminal conversations; other channels' sessions have other readers
 RECENT = 10
@@ -64,7 +65,7 @@ class Resume:
 
     async def choose(self, arg: str, current: str) -> tuple[str | None, list[str]]:
         """(session id, lines saying so) for `N` or an id; (None, why not) otherwise."""
-        if arg.isdigit():
+        if is_number(arg):
             if not self.listed:  # `/resume 1` without a listing first: the one it would show
                 await self._recent(current)
             n = int(arg)

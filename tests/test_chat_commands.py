@@ -69,6 +69,8 @@ async def test_help_lists_commands_and_resume_continues_a_conversation(
     # by id: the one shown in brackets
     rome = re.search(r"capital of Italy\?\s+\[(cli:[^\]]+)\]", listing)
     assert rome is not None
-    out = await _chat(home, fake_llm, [f"/resume {rome.group(1)}", "its river?", "/resume cli:x"])
+    lines = [f"/resume {rome.group(1)}", "its river?", "/resume cli:x", "/resume ²"]
+    out = await _chat(home, fake_llm, lines)
     assert _users(fake_llm.requests[3]) == ["capital of Italy?", "its river?"]
     assert "The Tiber." in out and "No conversation 'cli:x'" in out
+    assert "No conversation '²'" in out  # a digit that is no number: an id, not a crash

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from larkbot.storage.db import Database, metadata
+from larkbot.text import is_number
 
 TOKEN_KEY = "token_sha256"
 COOKIE_NAME = "larkbot_session"
@@ -114,7 +115,7 @@ class WebAuth:
     async def cookie_ok(self, value: str, now: float | None = None) -> bool:
         """True for an unexpired cookie signed with the current token."""
         expiry, _, sig = value.partition(".")
-        if not (expiry.isascii() and expiry.isdigit()) or int(expiry) < (now or time.time()):
+        if not is_number(expiry) or int(expiry) < (now or time.time()):
             return False
         want = await self.expected()
         return bool(want) and hmac.compare_digest(self._sign(want, expiry), sig)

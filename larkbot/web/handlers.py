@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from larkbot.text import is_number
 from larkbot.web.auth import COOKIE_NAME, COOKIE_SECONDS
 from larkbot.web.chat_request import BadChat, parse_chat
 from larkbot.web.consent_board import ANSWERS
@@ -41,11 +42,6 @@ async def json_body(request: web.Request) -> dict[str, Any] | web.Response:
     except (ValueError, UnicodeDecodeError):
         return error(400, "the body must be JSON")
     return body if isinstance(body, dict) else error(400, "the body must be a JSON object")
-
-
-def is_number(text: str) -> bool:
-    """Whether a path parameter is a plain number: ASCII digits only ("²".isdigit() is True)."""
-    return text.isascii() and text.isdigit()
 
 
 def service(request: web.Request) -> WebService | web.Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from larkbot.text import is_number
 from larkbot.web.runs import EventsLost, Run
 
 HEADERS = {
@@ -21,7 +22,7 @@ def event_id(run: Run, seq: int) -> str:
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """(run_id, seq) from a Last-Event-ID header, or None when malformed."""
     run_id, _, seq = value.strip().rpartition(":")
-    if not run_id or not (seq.isascii() and seq.isdigit()):
+    if not run_id or not is_number(seq):
         return None
     return run_id, int(seq)
 
