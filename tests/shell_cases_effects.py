@@ -14,6 +14,8 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "cat ~/.lark*/.secrets/app_secret",
         "cat ~/.l*/.secrets/*",
         "head ~/.larkbo?/config.yaml",
+        "cat ~/.ss*/id_*",  # credential stores of the home reached by a glob
+        "cat ~/.aw?/credentials",
         "cat $HOME/.lark*/.secrets/x",
         "sqlite3 ~/.lark*/larkbot.db 'select * from owners'",
         "sqlite3 ~/.larkbot/larkbot.db \"insert into owners values ('ou_evil')\"",
@@ -31,6 +33,10 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "rg -uuu app_secret ~",
         "rg --hidden token ~",
         "ag secret ~",
+        'grep -r -- "-----BEGIN" ~',  # after `--` a `-…` word is the pattern, ~ the root
+        "rg -- -----BEGIN ~",
+        "rg -l -- -----BEGIN /",
+        "grep --directories=recurse token ~",
         "cp -r ~ /tmp/h && cat /tmp/h/.larkbot/.secrets/app_secret",
         "cp -a ~/.l* /tmp/ && cat /tmp/.larkbot/.secrets/*",
         "rsync -a ~/ /tmp/mirror/",
@@ -138,6 +144,8 @@ EVERYDAY_EFFECTS: list[str] = [
     "grep -rn foo .",
     "grep -R TODO src tests",
     "rg -n TODO src",
+    "grep -rn -- -----BEGIN src",
+    "rg -n -- --verbose src",
     "rg --files | head",
     "python3 script.py",
     "find . -name '*.py' -exec wc -l {} +",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import posixpath
 
-from tools.builtin._shell_paths import DYN, PSUB, absolute
+from tools.builtin._shell_paths import DYN, PSUB, absolute, flags
 from tools.builtin._shell_reach import piped_search_reason
-from tools.builtin._shell_rules import SUBSCRIPT_CODE, Ctx, carries_code, flags, rule, run_script
+from tools.builtin._shell_rules import SUBSCRIPT_CODE, Ctx, carries_code, rule, run_script
 
 
 @rule("trap")

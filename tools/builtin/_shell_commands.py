@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from tools.builtin._shell_paths import BLOCK_DEVICE, DYN, PSUB, is_computed, is_sensitive
-from tools.builtin._shell_rules import Ctx, check_argv, flags, rule
+from tools.builtin._shell_paths import BLOCK_DEVICE, DYN, PSUB, flags, is_computed, is_sensitive
+from tools.builtin._shell_rules import Ctx, check_argv, rule
 
 
 def _bad_target(path: str, sinks_ok: bool = False) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from tools.builtin._shell_paths import DYN, PSUB, words
-from tools.builtin._shell_rules import Ctx, flags, operand_index, rule, written_then_run
+from tools.builtin._shell_paths import DYN, PSUB, flags, words
+from tools.builtin._shell_rules import Ctx, operand_index, rule, written_then_run
 
 # system(), `print | "cmd"`, `"cmd" | getline`, `print > "file"`, extensions.
 _AWK_RUNS = re.compile(

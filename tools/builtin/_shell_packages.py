@@ -7,8 +7,8 @@ installs. `npx`/`uvx`, which may fetch and run a package, are left to the sessio
 
 from __future__ import annotations
 
-from tools.builtin._shell_paths import words
-from tools.builtin._shell_rules import Ctx, flags, rule
+from tools.builtin._shell_paths import flags, words
+from tools.builtin._shell_rules import Ctx, rule
 
 _INSTALL = "installs packages, which runs their install scripts"
 

@@ -1,4 +1,9 @@
-"""Path policy of the shell classifier: which write, delete or permission targets are sensitive."""
+"""Path policy of the shell classifier: which write, delete or permission targets are sensitive.
+
+It also holds `flags`, the one GNU-style argv splitter: the rules (`_shell_rules` and its rule
+modules) and the recursive-read guard (`_shell_reach`) both import this module, so neither keeps
+a copy that could drift (a copy without `--` handling let `rg -- -----BEGIN ~` through).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import posixpath
 import re
 import socket
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.builtin._protected import (
@@ -26,6 +32,37 @@ PSUB = "\x01"  # a process substitution <(…) used where a file name goes
 def words(text: str) -> frozenset[str]:
     """A set of space-separated words (keeps long word lists readable)."""
     return frozenset(text.split())
+
+
+@dataclass
+class Flags:
+    """An argv split into short flag letters, long flags, operands; `computed` if any is $…."""
+
+    shorts: set[str]
+    longs: set[str]
+    operands: list[str]
+    computed: bool
+    values: dict[str, str] = field(default_factory=dict)  # `--name=value` -> {"--name": value}
+
+
+def flags(args: list[str]) -> Flags:
+    """Split options from operands the GNU way (options may follow operands; `--` ends them)."""
+    out = Flags(set(), set(), [], False)
+    ended = False
+    for a in args:
+        out.computed = out.computed or a.startswith((DYN, PSUB))
+        if ended or a == "-" or not a.startswith("-"):
+            out.operands.append(a)
+        elif a == "--":
+            ended = True  # `grep -r -- -----BEGIN ~`: after it, `-…` is a pattern or a path
+        elif a.startswith("--"):
+            name, eq, value = a.partition("=")
+            out.longs.add(name)
+            if eq:
+                out.values[name] = value
+        else:
+            out.shorts.update(a[1:])
+    return out
 
 
 # Top-level directories whose contents belong to the system, not to the user.

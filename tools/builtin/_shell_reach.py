@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from tools.builtin._protected import glob_reach, larkbot_home, under
-from tools.builtin._shell_paths import absolute, words
+from tools.builtin._shell_paths import absolute, flags, words
 
 Reader = tuple[bool, list[str]]  # (reads recursively, the paths it starts from)
 
@@ -34,20 +34,6 @@ def holds_bot_home(word: str, cwd: str | None) -> bool:
     return under(bot, where) or glob_reach(where, bot) is not None
 
 
-def _split(args: list[str]) -> tuple[set[str], set[str], list[str]]:
-    shorts: set[str] = set()
-    longs: set[str] = set()
-    operands: list[str] = []
-    for a in args:
-        if a.startswith("--"):
-            longs |= {a, a.split("=", 1)[0]}
-        elif a.startswith("-") and a != "-":
-            shorts.update(a[1:])
-        else:
-            operands.append(a)
-    return shorts, longs, operands
-
-
 def _search_roots(operands: list[str], explicit_pattern: bool) -> list[str]:
     roots = operands if explicit_pattern else operands[1:]
     return roots or ["."]
@@ -55,14 +41,16 @@ def _search_roots(operands: list[str], explicit_pattern: bool) -> list[str]:
 
 def _reader(base: str, args: list[str]) -> Reader:
     """Whether this command reads recursively, and from where."""
-    shorts, longs, ops = _split(args)
+    # The shared GNU split: after `--` a `-…` word is the pattern, not flags (`rg -- -----BEGIN ~`).
+    f = flags(args)
+    shorts, longs, ops = f.shorts, f.longs, f.operands
     pattern_given = bool({"e", "f"} & shorts) or any(
         x.startswith(("--regexp", "--file")) for x in longs
     )
     if base in _GREPS:
         recursive = base == "rgrep" or bool({"r", "R"} & shorts)
         recursive = recursive or bool({"--recursive", "--dereference-recursive"} & longs)
-        recursive = recursive or "--directories=recurse" in longs or "recurse" in ops
+        recursive = recursive or f.values.get("--directories") == "recurse" or "recurse" in ops
         return recursive, _search_roots(ops, pattern_given)
     if base in _SEARCHERS:
         return True, _search_roots(ops, pattern_given or "--files" in longs)

@@ -118,33 +118,6 @@ def rule(*names: str) -> Callable[[Rule], Rule]:
     return deco
 
 
-@dataclass
-class Flags:
-    """An argv split into short flag letters, long flags, operands; `computed` if any is $…."""
-
-    shorts: set[str]
-    longs: set[str]
-    operands: list[str]
-    computed: bool
-
-
-def flags(args: list[str]) -> Flags:
-    """Split options from operands the GNU way (options may follow operands; `--` ends them)."""
-    out = Flags(set(), set(), [], False)
-    ended = False
-    for a in args:
-        out.computed = out.computed or a.startswith((DYN, PSUB))
-        if ended or a == "-" or not a.startswith("-"):
-            out.operands.append(a)
-        elif a == "--":
-            ended = True
-        elif a.startswith("--"):
-            out.longs.add(a.split("=", 1)[0])
-        else:
-            out.shorts.update(a[1:])
-    return out
-
-
 _METADATA = re.compile(r"169\.254\.169\.254|metadata\.google\.internal|100\.100\.100\.200|fd00:ec2")
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 _PIP = re.compile(r"^pip\d+(\.\d+)*$")

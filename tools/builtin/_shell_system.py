@@ -11,8 +11,8 @@ import os
 import re
 from functools import lru_cache
 
-from tools.builtin._shell_paths import DYN, words
-from tools.builtin._shell_rules import Ctx, flags, rule
+from tools.builtin._shell_paths import DYN, flags, words
+from tools.builtin._shell_rules import Ctx, rule
 
 
 @rule("shutdown", "reboot", "halt", "poweroff", "kexec")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tools.builtin._shell_paths import DYN, PSUB, is_sensitive, words
-from tools.builtin._shell_rules import Ctx, flags, rule
+from tools.builtin._shell_paths import DYN, PSUB, flags, is_sensitive, words
+from tools.builtin._shell_rules import Ctx, rule
 
 # `git -c key=value` keys whose value is a command git will run.
 _GIT_EXEC_KEYS = re.compile(
