@@ -47,17 +47,13 @@ class FeedbackStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._created = False
 
     async def init(self) -> None:
-        """Create the table (idempotent)."""
+        """Create the table (idempotent); called once at start by the core."""
         await self.db.create(feedback_table)
-        self._created = True
 
     async def record(self, item: Feedback) -> bool:
         """Store it; False when this person's same reaction on that answer was stored before."""
-        if not self._created:
-            await self.init()
         try:
             async with self.db.engine.begin() as conn:
                 await conn.execute(feedback_table.insert().values(**vars(item)))
@@ -67,8 +63,6 @@ class FeedbackStore:
 
     async def counts(self, session_id: str) -> dict[str, int]:
         """`{"up": n, "down": m}` for one session."""
-        if not self._created:
-            await self.init()
         c = feedback_table.c
         query = (
             sa.select(c.kind, sa.func.count()).where(c.session_id == session_id).group_by(c.kind)

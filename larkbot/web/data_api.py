@@ -14,7 +14,6 @@ from aiohttp import web
 
 from larkbot.content_parts import text_of
 from larkbot.history_budget import for_display
-from larkbot.storage.feedback import FeedbackStore
 from larkbot.storage.sessions import Message
 from larkbot.web.chat_request import CLIENT_ID, session_key
 from larkbot.web.handlers import error, service
@@ -93,7 +92,7 @@ async def get_session(request: web.Request) -> web.Response:
     running = svc.runs.by_session(sid)
     if not messages and running is None:
         return error(404, "unknown session")
-    feedback = await FeedbackStore(svc.host.core.db).counts(sid)  # 👍/👎 people gave in Lark
+    feedback = await svc.host.core.feedback.counts(sid)  # 👍/👎 people gave in Lark
     return web.json_response(
         {
             "id": sid,
@@ -131,7 +130,7 @@ async def list_schedules(request: web.Request) -> web.Response:
     sched = _scheduler(svc)
     if sched is None:
         return web.json_response({"schedules": [], "enabled": False})
-    store, feedback = svc.host.core.store, FeedbackStore(svc.host.core.db)
+    store, feedback = svc.host.core.store, svc.host.core.feedback
     out = []
     for job in await sched.list():
         last = await store.turns(f"schedule:{job.id}", limit=1)
