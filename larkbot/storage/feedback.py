@@ -63,11 +63,22 @@ class FeedbackStore:
 
     async def counts(self, session_id: str) -> dict[str, int]:
         """`{"up": n, "down": m}` for one session."""
+        return (await self.counts_many([session_id]))[session_id]
+
+    async def counts_many(self, session_ids: list[str]) -> dict[str, dict[str, int]]:
+        """`{session_id: {"up": n, "down": m}}` for every id given, in one query."""
+        found = {sid: {"up": 0, "down": 0} for sid in session_ids}
+        if not found:
+            return found
         c = feedback_table.c
         query = (
-            sa.select(c.kind, sa.func.count()).where(c.session_id == session_id).group_by(c.kind)
+            sa.select(c.session_id, c.kind, sa.func.count())
+            .where(c.session_id.in_(list(found)))
+            .group_by(c.session_id, c.kind)
         )
         async with self.db.read() as conn:
             rows = (await conn.execute(query)).all()
-        found = {str(kind): int(n) for kind, n in rows}
-        return {"up": found.get("up", 0), "down": found.get("down", 0)}
+        for sid, kind, n in rows:
+            if kind in ("up", "down"):  # only these are written; anything else is not shown
+                found[str(sid)][str(kind)] = int(n)
+        return found
