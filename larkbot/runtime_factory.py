@@ -20,6 +20,7 @@ from larkbot.policy.paths import ProtectedPaths
 from larkbot.policy.secrets import SecretScrubber
 from larkbot.providers.fallback import FallbackChain, build_provider
 from larkbot.storage.db import Database
+from larkbot.storage.feedback import FeedbackStore
 from larkbot.storage.sessions import SessionStore
 from larkbot.usage import UsageStore
 from tools.mcp import McpManager
@@ -73,6 +74,7 @@ class Core:
     provider: FallbackChain
     store: SessionStore
     usage: UsageStore
+    feedback: FeedbackStore
     policy: Policy
     owns_http: bool = True
     mcp: McpManager | None = None
@@ -129,7 +131,7 @@ async def build_core(
     plugins: bool = True,
     mcp: bool = True,
 ) -> Core:
-    """Open the database, create the session table, load the tools and connect MCP servers."""
+    """Open the database, create the stores' tables, load the tools and connect MCP servers."""
     live = LiveSettings(settings)
     client = http or new_http_client()
     db = Database(settings.storage.url)
@@ -138,6 +140,8 @@ async def build_core(
         await store.init()
         usage = UsageStore(db, settings.llm.prices)
         await usage.init()
+        feedback = FeedbackStore(db)  # the table made here once, not on the web's read paths
+        await feedback.init()
         rt = ToolRuntime(interface=interface, live=live, http=client, db=db)
         if settings.memory.enabled:
             rt.services["memory"] = await open_memory(db, live)
@@ -163,6 +167,7 @@ async def build_core(
         provider,
         store,
         usage,
+        feedback,
         policy,
         owns_http=http is None,
     )

@@ -47,17 +47,13 @@ class FeedbackStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._created = False
 
     async def init(self) -> None:
-        """Create the table (idempotent)."""
+        """Create the table (idempotent); called once at start by the core."""
         await self.db.create(feedback_table)
-        self._created = True
 
     async def record(self, item: Feedback) -> bool:
         """Store it; False when this person's same reaction on that answer was stored before."""
-        if not self._created:
-            await self.init()
         try:
             async with self.db.engine.begin() as conn:
                 await conn.execute(feedback_table.insert().values(**vars(item)))
@@ -67,13 +63,22 @@ class FeedbackStore:
 
     async def counts(self, session_id: str) -> dict[str, int]:
         """`{"up": n, "down": m}` for one session."""
-        if not self._created:
-            await self.init()
+        return (await self.counts_many([session_id]))[session_id]
+
+    async def counts_many(self, session_ids: list[str]) -> dict[str, dict[str, int]]:
+        """`{session_id: {"up": n, "down": m}}` for every id given, in one query."""
+        found = {sid: {"up": 0, "down": 0} for sid in session_ids}
+        if not found:
+            return found
         c = feedback_table.c
         query = (
-            sa.select(c.kind, sa.func.count()).where(c.session_id == session_id).group_by(c.kind)
+            sa.select(c.session_id, c.kind, sa.func.count())
+            .where(c.session_id.in_(list(found)))
+            .group_by(c.session_id, c.kind)
         )
         async with self.db.read() as conn:
             rows = (await conn.execute(query)).all()
-        found = {str(kind): int(n) for kind, n in rows}
-        return {"up": found.get("up", 0), "down": found.get("down", 0)}
+        for sid, kind, n in rows:
+            if kind in ("up", "down"):  # only these are written; anything else is not shown
+                found[str(sid)][str(kind)] = int(n)
+        return found

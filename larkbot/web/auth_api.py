@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from larkbot.storage.user_tokens import TokenStore
 from larkbot.web.handlers import service
 
 
@@ -13,8 +12,8 @@ async def list_authorizations(request: web.Request) -> web.Response:
     svc = service(request)
     if isinstance(svc, web.Response):
         return svc
-    store = TokenStore(svc.host.core.db, None, svc.host.settings.lark.app_id)
-    await store.init()
+    store = svc.tokens
+    assert store is not None  # service() answered 503 until the web started
     grants = [
         {
             "open_id": g.open_id,

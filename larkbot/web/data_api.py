@@ -14,7 +14,6 @@ from aiohttp import web
 
 from larkbot.content_parts import text_of
 from larkbot.history_budget import for_display
-from larkbot.storage.feedback import FeedbackStore
 from larkbot.storage.sessions import Message
 from larkbot.web.chat_request import CLIENT_ID, session_key
 from larkbot.web.handlers import error, service
@@ -93,7 +92,7 @@ async def get_session(request: web.Request) -> web.Response:
     running = svc.runs.by_session(sid)
     if not messages and running is None:
         return error(404, "unknown session")
-    feedback = await FeedbackStore(svc.host.core.db).counts(sid)  # 👍/👎 people gave in Lark
+    feedback = await svc.host.core.feedback.counts(sid)  # 👍/👎 people gave in Lark
     return web.json_response(
         {
             "id": sid,
@@ -131,9 +130,11 @@ async def list_schedules(request: web.Request) -> web.Response:
     sched = _scheduler(svc)
     if sched is None:
         return web.json_response({"schedules": [], "enabled": False})
-    store, feedback = svc.host.core.store, FeedbackStore(svc.host.core.db)
+    store, jobs = svc.host.core.store, await sched.list()
+    # one query for every task's 👍/👎 (in Lark), not one per task
+    feedback = await svc.host.core.feedback.counts_many([f"schedule:{j.id}" for j in jobs])
     out = []
-    for job in await sched.list():
+    for job in jobs:
         last = await store.turns(f"schedule:{job.id}", limit=1)
         out.append(
             {
@@ -144,7 +145,7 @@ async def list_schedules(request: web.Request) -> web.Response:
                 "next_run": job.next_run_time.isoformat() if job.next_run_time else None,
                 "channel": job.target.get("channel", ""),
                 "last_run": _run_summary(*last[-1]) if last else None,
-                "feedback": await feedback.counts(f"schedule:{job.id}"),  # 👍/👎 in Lark
+                "feedback": feedback[f"schedule:{job.id}"],
             }
         )
     zone = str(getattr(sched, "tz", ""))  # cron times are in this zone, not the browser's

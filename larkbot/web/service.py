@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from larkbot.context import RequestContext
 from larkbot.logs import get_logger
 from larkbot.storage.signals import make_signal
+from larkbot.storage.user_tokens import TokenStore
 from larkbot.web.agui import RunTranslator, encode
 from larkbot.web.auth import LoginLimiter, WebAuth
 from larkbot.web.chat_request import ChatRequest
@@ -61,6 +62,7 @@ class WebService:
         self.auth: WebAuth | None = None
         self.board: ConsentBoard | None = None
         self.agent: Agent | None = None
+        self.tokens: TokenStore | None = None  # people's Lark grants, listed by GET /api/auth
 
     @property
     def ready(self) -> bool:
@@ -68,7 +70,7 @@ class WebService:
         return self.agent is not None and self.host.ready
 
     async def start(self) -> None:
-        """Token (generated and printed once if needed), consent board, the web agent."""
+        """Token (generated and printed once if needed), consent board, grants, the web agent."""
         core = self.host.core
         cfg = self.host.settings.web
         self.auth = WebAuth(core.db, cfg.token.get_secret_value())
@@ -76,6 +78,9 @@ class WebService:
         signal = make_signal(core.db, self.host.settings.storage.redis_url)
         self.board = ConsentBoard(core.db, signal, cfg.consent_timeout_seconds)
         await self.board.init()
+        # built and its table made once here: GET /api/auth only reads (no DDL per request)
+        self.tokens = TokenStore(core.db, None, self.host.settings.lark.app_id)
+        await self.tokens.init()
         self.agent = core.agent(WebConsentProvider(self.board, self.runs), "web")
         log.info("web_ready", signal=type(signal).__name__)
 

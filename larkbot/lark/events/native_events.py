@@ -23,7 +23,6 @@ from larkbot.lark.owners import Owners
 from larkbot.lark.turns.dispatcher import Dispatcher
 from larkbot.logs import get_logger
 from larkbot.runtime_factory import Core
-from larkbot.storage.feedback import FeedbackStore
 from larkbot.tasks import cancel_and_wait
 
 log = get_logger("larkbot.lark.events.native_events")
@@ -89,17 +88,15 @@ async def start_native(
     ids: tuple[str, str],
     lark: Callable[[], LarkConfig],
 ) -> NativeEvents | None:
-    """Build the handlers, closed with `stack` (`ids`: the bot's open_id and app_id); creates
-    the feedback table. None without Lark credentials (nothing can be answered)."""
+    """Build the handlers, closed with `stack` (`ids`: the bot's open_id and app_id); the core
+    made the feedback table. None without Lark credentials (nothing can be answered)."""
     if client is None or dispatcher is None:
         return None
     bot_open_id, app_id = ids
-    store = FeedbackStore(core.db)
-    await store.init()
     services = core.runtime.services
     native = NativeEvents(
         BotMenu(client, dispatcher, lambda: lark().menu),
-        FeedbackRecorder(client, store, app_id),
+        FeedbackRecorder(client, core.feedback, app_id),
         DocComments(
             client,
             journal,
