@@ -334,9 +334,16 @@ class App:
                 log.warning("lark_sweep_failed", exc_info=True)
 
     async def idle(self, timeout: float) -> bool:
-        """Wait (bounded) until no turn is queued or running here; True when idle."""
-        dispatcher = self._parts.dispatcher if self._parts is not None else None
-        return dispatcher is None or await dispatcher.join(timeout)
+        """Wait (bounded) until no turn and no native event is being worked on; True when idle."""
+        parts = self._parts
+        if parts is None:
+            return True
+        deadline = asyncio.get_running_loop().time() + timeout
+        # native events first: a menu click ends by queueing a turn, which the dispatcher runs
+        if parts.native is not None and not await parts.native.idle(timeout):
+            return False
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        return parts.dispatcher is None or await parts.dispatcher.join(left)
 
     async def message_status(self, message_id: str) -> str | None:
         """Where an inbound message stands in the journal: claimed, done, failed or None."""

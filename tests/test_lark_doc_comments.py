@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,32 @@ async def test_without_an_authorization_only_the_comment_is_used(
     assert not [r for r in fake_lark.requests if r.path.endswith("/raw_content")]
     text = fake_lark.comment_replies[0]["text"]
     assert len(text) <= 1000 and text.endswith("ask me in a direct message for the whole answer)")
+
+
+async def test_a_comment_claim_left_by_a_dead_replica_is_answered_once_after_a_sweep(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    seed(fake_lark)
+    fake_llm.reply_text("It is about 11.8%, not 12%.")
+    settings = settings_for(home, fake_lark.domain, fake_llm.base_url)
+    async with Served(settings) as s, httpx.AsyncClient() as http:
+        s.app.core.runtime.services["workspace"] = workspace_access(http, fake_lark.domain, {})
+        native = s.app.parts.native
+        assert native is not None
+        # claimed before the ack, then the replica died: its answer never ran
+        ask = await native.comments.claim(comment_event("r1"), signed=True)
+        assert ask is not None
+        # the bot's own reply, claimed by a replica that died before marking it done
+        own = json.dumps({"kind": "comment", "reply_id": "r_own"})
+        assert await s.app.journal.claim("comment:r_own", own)
+        await s.lapse(ask.key)
+        await s.lapse("comment:r_own")
+        assert await s.sweep() == 1
+        await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
+        assert await s.app.idle(5)
+        assert await s.app.message_status(ask.key) == "done"
+        assert await s.app.message_status("comment:r_own") == "done"  # nothing to answer
+        assert await s.sweep() == 0
+    (reply,) = fake_lark.comment_replies
+    assert reply["comment_id"] == "c1" and reply["text"] == "It is about 11.8%, not 12%."
+    assert len(fake_llm.requests) == 1

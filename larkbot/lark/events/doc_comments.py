@@ -8,7 +8,8 @@ the bot's token, and the agent is told so); the agent runs as the commenter, wit
 policy as in a chat (owner check, signed events only) and the document's text marked as
 untrusted; the answer is posted as the bot's reply in the thread (shortened past
 `COMMENT_REPLY_CHARS`). The bot's own reply is claimed as done at once, and events from the
-bot itself are dropped, so it never answers itself.
+bot itself are dropped, so it never answers itself. A claim whose replica died mid-answer
+(its lease ran out) comes back through the dispatcher's recovery and is answered again.
 Lark calls: 1 (the comment) + 1 (the document, docx only, with the user's token) + 1 (reply).
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +33,7 @@ from tools.workspace.access import WorkspaceAccess
 
 log = get_logger("larkbot.lark.events.doc_comments")
 COMMENT_EVENT = "drive.notice.comment_add_v1"
+COMMENT_KIND = "comment"  # the journal payload's `kind`: recovery hands these back here
 DOC_CHARS = 8000  # of the document's text shown to the model
 MAX_CONCURRENT = 4  # comment answers running at once on this replica
 
@@ -96,18 +98,33 @@ class DocComments:
         self.timeout = timeout
         # comments bypass the chat queues: a bound of their own keeps a flood from the model
         self.slots = asyncio.Semaphore(MAX_CONCURRENT)
+        self.running: set[str] = set()  # keys answered here: recovery never takes them over
 
     async def claim(self, envelope: dict[str, Any], signed: bool) -> CommentAsk | None:
         """Before the ack: the ask, when this replica won it (None: ignored or a duplicate)."""
         ask = parse(envelope, self.bot_open_id, signed)
         if ask is None:
             return None
-        payload = json.dumps({"kind": "comment", **asdict(ask)})
+        payload = json.dumps({"kind": COMMENT_KIND, **asdict(ask)})
         return ask if await self.journal.claim(ask.key, payload) else None
+
+    async def reclaimed(self, payload: str) -> CommentAsk | None:
+        """Recovery took over a claim whose replica died: the ask to answer again, or None
+        (nothing to answer: the bot's own reply, or a payload no ask can be made of; marked
+        done so no sweep takes it over again)."""
+        raw = json.loads(payload)
+        try:
+            return CommentAsk(**{f.name: raw[f.name] for f in fields(CommentAsk) if f.name in raw})
+        except TypeError:
+            key = f"{COMMENT_KIND}:{raw.get('reply_id') or raw.get('comment_id')}"
+            log.warning("lark_comment_not_recovered", key=key)
+            await self.journal.done(key)
+            return None
 
     async def answer(self, ask: CommentAsk) -> None:
         """Read, run the agent as the commenter, reply in the thread; the claim ends done."""
         bound = log.bind(comment_id=ask.comment_id, file_type=ask.file_type)
+        self.running.add(ask.key)
         lease = asyncio.create_task(self._keep_claim(ask.key), name="lark-comment-lease")
         try:
             token = await self._user_token(ask.open_id)
@@ -129,8 +146,9 @@ class DocComments:
                 self.client, ask.file_token, ask.file_type, ask.comment_id, answer_text(final.text)
             )
             if reply_id:  # its own event, should one come, is never answered
-                await self.journal.claim(f"comment:{reply_id}", "{}")
-                await self.journal.done(f"comment:{reply_id}")
+                own = json.dumps({"kind": COMMENT_KIND, "reply_id": reply_id})
+                await self.journal.claim(f"{COMMENT_KIND}:{reply_id}", own)
+                await self.journal.done(f"{COMMENT_KIND}:{reply_id}")
             bound.info("lark_comment_answered", with_user_token=bool(token))
         except asyncio.CancelledError:
             raise
@@ -138,6 +156,7 @@ class DocComments:
             bound.error("lark_comment_failed", exc_info=True)
         finally:
             await cancel_and_wait(lease)
+            self.running.discard(ask.key)
         await self.journal.done(ask.key)
 
     async def _keep_claim(self, key: str) -> None:

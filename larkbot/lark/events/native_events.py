@@ -2,21 +2,23 @@
 
 `App.submit` hands them here; each is acknowledged at once and worked on in a background task
 kept in a set (closed with the App). A document comment is claimed in the inbound journal
-before the ack (exactly once across redeliveries and replicas); a menu click becomes a DM
-message that the dispatcher claims; feedback rows are unique per person, answer and kind.
+before the ack (exactly once across redeliveries and replicas) and, should its replica die
+mid-answer, handed back here by the dispatcher's recovery to be answered again; a menu click
+becomes a DM message that the dispatcher claims; feedback rows are unique per person, answer
+and kind.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from contextlib import AsyncExitStack
 from typing import Any
 
 from larkbot.config import LarkConfig
 from larkbot.lark.api.client import LarkClient
 from larkbot.lark.claims.journal import InboundJournal
-from larkbot.lark.events.doc_comments import COMMENT_EVENT, DocComments
+from larkbot.lark.events.doc_comments import COMMENT_EVENT, COMMENT_KIND, DocComments
 from larkbot.lark.events.feedback import REACTION_CREATED, FeedbackRecorder
 from larkbot.lark.events.menu import MENU_EVENT, BotMenu
 from larkbot.lark.owners import Owners
@@ -54,6 +56,18 @@ class NativeEvents:
             self._start(self.feedback.handle(event if isinstance(event, dict) else {}), "lark-fb")
             return "feedback"
         return "ignored"
+
+    def running(self) -> Collection[str]:
+        """The comment claims being answered here (recovery leaves them alone)."""
+        return self.comments.running
+
+    async def resume(self, payload: str) -> bool:
+        """Recovery took over a comment claim whose replica died: answer it again, here."""
+        ask = await self.comments.reclaimed(payload)
+        if ask is None:
+            return False
+        self._start(self.comments.answer(ask), "lark-comment")
+        return True
 
     def _start(self, work: Coroutine[Any, Any, Any], name: str) -> None:
         task = asyncio.create_task(work, name=name)
@@ -107,5 +121,6 @@ async def start_native(
             lambda: lark().turn_timeout_seconds,
         ),
     )
+    dispatcher.recovers(COMMENT_KIND, native)  # a comment whose replica died is answered again
     stack.push_async_callback(native.close)
     return native

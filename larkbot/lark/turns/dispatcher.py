@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from typing import Protocol
 
 from larkbot.config import LarkConfig
 from larkbot.config_sections import LimitsConfig
@@ -31,6 +33,18 @@ log = get_logger("larkbot.lark.turns.dispatcher")
 
 class ClaimPending(Exception):
     """The journal claim did not commit within the ack deadline: answer 503, Lark redelivers."""
+
+
+class Resumable(Protocol):
+    """Journal claims of another kind (payload `{"kind": ...}`) that crash recovery hands back."""
+
+    def running(self) -> Collection[str]:
+        """Their keys being worked on here: never taken over."""
+        ...
+
+    async def resume(self, payload: str) -> bool:
+        """This replica now holds the claim: work on it again; False when nothing was left."""
+        ...
 
 
 class Dispatcher:
@@ -64,6 +78,11 @@ class Dispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self.held = Held(journal, self.runner)  # queued or running here: never run twice
         self.ack_deadline = ack_deadline  # the longest a 200 waits for its claim (Lark: 3 s)
+        self.kinds: dict[str, Resumable] = {}  # e.g. document comments (lark/events)
+
+    def recovers(self, kind: str, handler: Resumable) -> None:
+        """Crash recovery hands claims whose payload says `{"kind": kind}` to `handler`."""
+        self.kinds[kind] = handler
 
     async def accept(self, msg: InboundMessage) -> str:
         """Apply the policy, take the journal claim and queue the turn; returns the outcome."""
@@ -212,11 +231,19 @@ class Dispatcher:
             await self.sessions.delete_since(sid, started)
 
     async def recover(self) -> int:
-        """Requeue unfinished claims whose lease expired (crashed turns); returns how many."""
+        """Requeue unfinished claims whose lease expired (crashed turns; other kinds go to their
+        `recovers` handler); returns how many."""
         if not self.accepting:
             return 0
         queued = 0
-        for payload in await self.journal.reclaim_expired(exclude=set(self.held.items)):
+        exclude = set(self.held.items).union(*(h.running() for h in self.kinds.values()))
+        for payload in await self.journal.reclaim_expired(exclude=exclude):
+            if (handler := self.kinds.get(_kind_of(payload))) is not None:
+                try:
+                    queued += await handler.resume(payload)
+                except Exception:  # one broken claim must not stop the others' recovery
+                    log.error("lark_recovery_failed", exc_info=True)
+                continue
             try:
                 msg = InboundMessage.from_json(payload)
             except (ValueError, TypeError):
@@ -260,3 +287,12 @@ class Dispatcher:
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending
+
+
+def _kind_of(payload: str) -> str:
+    """A journal payload's `kind` ("" for a message, whose payload has none)."""
+    try:
+        raw = json.loads(payload)
+    except ValueError:
+        return ""
+    return str(raw.get("kind") or "") if isinstance(raw, dict) else ""
