@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections import deque
-from collections.abc import Callable, Collection
-from typing import Protocol
+from collections.abc import Callable
 
 from larkbot.config import LarkConfig
 from larkbot.config_sections import LimitsConfig
@@ -22,6 +20,7 @@ from larkbot.lark.turns.answer import Agent
 from larkbot.lark.turns.commands import Commands, parse_command
 from larkbot.lark.turns.fairness import LimitNotices, Notify, SenderLimits, TurnSlots
 from larkbot.lark.turns.held import LOST, Held, won
+from larkbot.lark.turns.recovery import Resumable, kind_of
 from larkbot.lark.turns.routing import Queued, enqueue_position, session_id_for, silence_reason
 from larkbot.lark.turns.turn_input import TurnInputs
 from larkbot.lark.turns.turn_runner import TurnRunner
@@ -33,18 +32,6 @@ log = get_logger("larkbot.lark.turns.dispatcher")
 
 class ClaimPending(Exception):
     """The journal claim did not commit within the ack deadline: answer 503, Lark redelivers."""
-
-
-class Resumable(Protocol):
-    """Journal claims of another kind (payload `{"kind": ...}`) that crash recovery hands back."""
-
-    def running(self) -> Collection[str]:
-        """Their keys being worked on here: never taken over."""
-        ...
-
-    async def resume(self, payload: str) -> bool:
-        """This replica now holds the claim: work on it again; False when nothing was left."""
-        ...
 
 
 class Dispatcher:
@@ -238,7 +225,7 @@ class Dispatcher:
         queued = 0
         exclude = set(self.held.items).union(*(h.running() for h in self.kinds.values()))
         for payload in await self.journal.reclaim_expired(exclude=exclude):
-            if (handler := self.kinds.get(_kind_of(payload))) is not None:
+            if (handler := self.kinds.get(kind_of(payload))) is not None:
                 try:
                     queued += await handler.resume(payload)
                 except Exception:  # one broken claim must not stop the others' recovery
@@ -287,12 +274,3 @@ class Dispatcher:
         if pending:
             log.warning("lark_drain_cancelled", turns=len(pending))
         return not pending
-
-
-def _kind_of(payload: str) -> str:
-    """A journal payload's `kind` ("" for a message, whose payload has none)."""
-    try:
-        raw = json.loads(payload)
-    except ValueError:
-        return ""
-    return str(raw.get("kind") or "") if isinstance(raw, dict) else ""
