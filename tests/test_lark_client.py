@@ -13,7 +13,7 @@ import pytest
 from larkbot.lark.api.client import LarkClient
 from larkbot.lark.api.errors import CredentialsRefused, LarkAPIError
 from larkbot.lark.api.transport import RetryPolicy
-from tests.fakes.lark_server import FakeLark
+from tests.fakes.lark_server import TOKEN_ROUTE, FakeLark
 
 FAST = RetryPolicy(attempts=4, backoff_base=0.01, backoff_max=0.05, ratelimit_wait_max=0.05)
 REPLY = "POST /open-apis/im/v1/messages/{id}/reply"
@@ -122,6 +122,16 @@ async def test_bad_credentials_raise(fake_lark: FakeLark, http: httpx.AsyncClien
         await client.bot_info()
     assert info.value.code == 99991543
     assert isinstance(info.value, CredentialsRefused) and "lark.app_secret" in info.value.hint
+
+
+async def test_concurrent_callers_share_one_refused_token_fetch(fake_lark: FakeLark, http):
+    client = LarkClient(http, fake_lark.domain, "cli_test", "wrong", retry=FAST)
+    fake_lark.set_latency(0.05, TOKEN_ROUTE)  # the others queue on the lock meanwhile
+    results = await asyncio.gather(*(client.token() for _ in range(10)), return_exceptions=True)
+    assert all(isinstance(r, CredentialsRefused) for r in results)
+    assert sum(r.route == TOKEN_ROUTE for r in fake_lark.requests) == 1
+    fake_lark.app_secret = "wrong"  # fixed in the console: a call after the refusal fetches
+    assert await client.token() and fake_lark.token_fetches == 1
 
 
 async def test_token_expiry_is_respected(fake_lark: FakeLark, client: LarkClient):

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.client import LarkClient, as_object, data, seg
 from larkbot.scopes import Need
 
 APPLICATION = "/open-apis/application/v6/applications/{app_id}"
@@ -43,10 +42,6 @@ class AppInfo:
         return [n for n in needs if not self.grants(n)]
 
 
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _strings(value: Any) -> frozenset[str]:
     return (
         frozenset(v for v in value if isinstance(v, str))
@@ -68,10 +63,10 @@ def _scopes(items: Any) -> frozenset[tuple[str, str]]:
 
 def parse_app(app: dict[str, Any]) -> AppInfo:
     """`data.app` of the application-info answer → AppInfo (missing parts are empty)."""
-    event = _object(app.get("event"))
-    callback = _object(app.get("callback_info") or app.get("callback"))
+    event = as_object(app.get("event"))
+    callback = as_object(app.get("callback_info") or app.get("callback"))
     # OCL falls back to the online version's list when the app lists none itself
-    scopes = app.get("scopes") or _object(app.get("online_version")).get("scopes")
+    scopes = app.get("scopes") or as_object(app.get("online_version")).get("scopes")
     return AppInfo(
         name=str(app.get("app_name") or ""),
         scopes=_scopes(scopes),
@@ -85,12 +80,12 @@ def parse_app(app: dict[str, Any]) -> AppInfo:
 
 async def fetch_app_info(client: LarkClient, app_id: str) -> AppInfo:
     """The app's grants, via the tenant token; LarkAPIError when Lark refuses (no self_manage)."""
-    path = APPLICATION.format(app_id=quote(app_id, safe=""))
+    path = APPLICATION.format(app_id=seg(app_id))
     body = await client.transport.request("GET", path, params={"lang": "zh_cn"})
-    return parse_app(_object(_object(body.get("data")).get("app")))
+    return parse_app(as_object(data(body).get("app")))
 
 
 async def online_connections(client: LarkClient) -> int:
     """How many long-connection clients Lark has online for this app (any process, anywhere)."""
     body = await client.transport.request("GET", CONNECTION)
-    return int(_object(body.get("data")).get("online_instance_cnt") or 0)
+    return int(data(body).get("online_instance_cnt") or 0)

@@ -61,18 +61,24 @@ def with_op_uuid(card_id: str, body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "uuid": hashlib.sha256(op.encode()).hexdigest()[:UUID_MAX]}
 
 
-def _seg(value: str) -> str:
+def seg(value: str) -> str:
     """One URL path segment (ids come from Lark events, i.e. from outside)."""
     return quote(value, safe="")
 
 
-def _data(body: dict[str, Any]) -> dict[str, Any]:
-    data = body.get("data")
-    return data if isinstance(data, dict) else {}
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else {} (Lark's answers are checked, not trusted)."""
+    return value if isinstance(value, dict) else {}
 
 
-def _required(data: dict[str, Any], key: str, what: str) -> str:
-    value = data.get(key)
+def data(body: dict[str, Any]) -> dict[str, Any]:
+    """The `data` object of a Lark answer, or {}."""
+    return as_object(body.get("data"))
+
+
+def required(fields: dict[str, Any], key: str, what: str) -> str:
+    """`fields[key]` as a non-empty string; LarkAPIError when the answer lacks it."""
+    value = fields.get(key)
     if not isinstance(value, str) or not value:
         raise LarkAPIError(TRANSPORT_ERROR, f"{what} response without {key}")
     return value
@@ -137,7 +143,7 @@ class LarkClient:
             resp = await self.transport.request(
                 "POST", MESSAGES, params=params, json=body, chat=receive_id, idempotent=True
             )
-            return _required(_data(resp), "message_id", "send")
+            return required(data(resp), "message_id", "send")
 
         if not degrade:
             return await once(msg_type, content, uuid)
@@ -159,7 +165,7 @@ class LarkClient:
         `chat_id` (the message's chat) paces the reply with the chat's other messages; without
         it the reply is paced as a chat of its own. `degrade`: as for `send`.
         """
-        path = f"{MESSAGES}/{_seg(message_id)}/reply"
+        path = f"{MESSAGES}/{seg(message_id)}/reply"
         chat = chat_id or message_id
 
         async def once(kind: str, body_content: str | dict[str, Any], uid: str | None) -> str:
@@ -171,7 +177,7 @@ class LarkClient:
             if reply_in_thread:
                 body["reply_in_thread"] = True
             resp = await self.transport.request("POST", path, json=body, chat=chat, idempotent=True)
-            return _required(_data(resp), "message_id", "reply")
+            return required(data(resp), "message_id", "reply")
 
         if not degrade:
             return await once(msg_type, content, uuid)
@@ -181,7 +187,7 @@ class LarkClient:
         """Replace the card of an interactive message the bot sent (5 QPS per message)."""
         await self.transport.request(  # paced as its own lane: Lark allows 5 QPS per message
             "PATCH",
-            f"{MESSAGES}/{_seg(message_id)}",
+            f"{MESSAGES}/{seg(message_id)}",
             json={"content": to_content(card)},
             chat=f"patch:{message_id}",
             idempotent=True,  # the whole card each time: twice is the same as once
@@ -189,8 +195,8 @@ class LarkClient:
 
     async def get_message_items(self, message_id: str) -> list[dict[str, Any]]:
         """GET a message: its items (one, or the forwarded messages of a merge_forward)."""
-        resp = await self.transport.request("GET", f"{MESSAGES}/{_seg(message_id)}")
-        items = _data(resp).get("items")
+        resp = await self.transport.request("GET", f"{MESSAGES}/{seg(message_id)}")
+        items = data(resp).get("items")
         return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
     async def get_message(self, message_id: str) -> dict[str, Any]:
@@ -204,10 +210,10 @@ class LarkClient:
         """Add an emoji reaction (e.g. "THUMBSUP", "OnIt"); returns the reaction_id."""
         resp = await self.transport.request(
             "POST",
-            f"{MESSAGES}/{_seg(message_id)}/reactions",
+            f"{MESSAGES}/{seg(message_id)}/reactions",
             json={"reaction_type": {"emoji_type": emoji_type}},
         )
-        return str(_data(resp).get("reaction_id", ""))
+        return str(data(resp).get("reaction_id", ""))
 
     async def upload_image(self, content: bytes, name: str, mime: str) -> str:
         """POST /im/v1/images (image_type=message, ≤ 10 MB); returns the image_key."""
@@ -215,7 +221,7 @@ class LarkClient:
         resp = await self.transport.request(
             "POST", IMAGES, data={"image_type": "message"}, files=files
         )
-        return _required(_data(resp), "image_key", "upload image")
+        return required(data(resp), "image_key", "upload image")
 
     async def upload_file(
         self, content: bytes, name: str, file_type: str, duration_ms: int | None = None
@@ -226,22 +232,21 @@ class LarkClient:
             form["duration"] = str(duration_ms)
         files = {"file": (name, content, "application/octet-stream")}
         resp = await self.transport.request("POST", FILES, data=form, files=files)
-        return _required(_data(resp), "file_key", "upload file")
+        return required(data(resp), "file_key", "upload file")
 
     async def download_resource(
         self, message_id: str, file_key: str, kind: str, max_bytes: int
     ) -> Download:
         """GET a user's image or file from their message (`kind` "image" | "file"), capped."""
-        path = f"{MESSAGES}/{_seg(message_id)}/resources/{_seg(file_key)}"
+        path = f"{MESSAGES}/{seg(message_id)}/resources/{seg(file_key)}"
         return await self.transport.download(path, params={"type": kind}, max_bytes=max_bytes)
 
     async def get_user(self, open_id: str) -> dict[str, Any]:
         """GET /contact/v3/users/:open_id → the `user` object (name, en_name, …)."""
         resp = await self.transport.request(
-            "GET", f"{USERS}/{_seg(open_id)}", params={"user_id_type": "open_id"}
+            "GET", f"{USERS}/{seg(open_id)}", params={"user_id_type": "open_id"}
         )
-        user = _data(resp).get("user")
-        return user if isinstance(user, dict) else {}
+        return as_object(data(resp).get("user"))
 
     async def bot_info(self) -> dict[str, Any]:
         """GET /bot/v3/info → the `bot` object (open_id, app_name, activate_status, …).
@@ -267,12 +272,12 @@ class LarkClient:
         resp = await self.transport.request(
             "POST", CARDS, json={"type": "card_json", "data": to_content(card)}
         )
-        return _required(_data(resp), "card_id", "create card")
+        return required(data(resp), "card_id", "create card")
 
     async def stream_text(self, card_id: str, element_id: str, text: str, sequence: int) -> None:
         """Set the FULL text of a streaming element; `sequence` must rise on every card op."""
         body = with_op_uuid(card_id, {"content": text, "sequence": sequence})
-        path = f"{CARDS}/{_seg(card_id)}/elements/{_seg(element_id)}/content"
+        path = f"{CARDS}/{seg(card_id)}/elements/{seg(element_id)}/content"
         await self.transport.request("PUT", path, json=body, idempotent=True)
 
     async def update_card_settings(
@@ -280,11 +285,11 @@ class LarkClient:
     ) -> None:
         """PATCH card settings, e.g. `{"config": {"streaming_mode": False}}`."""
         body = with_op_uuid(card_id, {"settings": to_content(settings), "sequence": sequence})
-        path = f"{CARDS}/{_seg(card_id)}/settings"
+        path = f"{CARDS}/{seg(card_id)}/settings"
         await self.transport.request("PATCH", path, json=body, idempotent=True)
 
     async def update_card(self, card_id: str, card: dict[str, Any], sequence: int) -> None:
         """Replace a card entity's whole JSON."""
         spec = {"type": "card_json", "data": to_content(card)}
         body = with_op_uuid(card_id, {"card": spec, "sequence": sequence})
-        await self.transport.request("PUT", f"{CARDS}/{_seg(card_id)}", json=body, idempotent=True)
+        await self.transport.request("PUT", f"{CARDS}/{seg(card_id)}", json=body, idempotent=True)

@@ -9,25 +9,13 @@ the one community clients use (`card` an object, not a JSON string).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from cards.lark_check import checked
-from larkbot.lark.api.binary import TRANSPORT_ERROR
-from larkbot.lark.api.client import MESSAGES, LarkClient
-from larkbot.lark.api.errors import LarkAPIError
+from larkbot.lark.api.client import MESSAGES, LarkClient, data, required, seg
 
 EPHEMERAL_SEND = "/open-apis/ephemeral/v1/send"
 EPHEMERAL_DELETE = "/open-apis/ephemeral/v1/delete"
 FILES = "/open-apis/drive/v1/files"
-
-
-def _seg(value: str) -> str:
-    return quote(value, safe="")
-
-
-def _data(body: dict[str, Any]) -> dict[str, Any]:
-    data = body.get("data")
-    return data if isinstance(data, dict) else {}
 
 
 async def send_ephemeral(
@@ -44,10 +32,7 @@ async def send_ephemeral(
         "card": checked(card),
     }
     resp = await client.transport.request("POST", EPHEMERAL_SEND, json=body, chat=chat_id)
-    message_id = _data(resp).get("message_id")
-    if not isinstance(message_id, str) or not message_id:
-        raise LarkAPIError(TRANSPORT_ERROR, "ephemeral send response without message_id")
-    return message_id
+    return required(data(resp), "message_id", "ephemeral send")
 
 
 async def delete_ephemeral(client: LarkClient, message_id: str) -> None:
@@ -64,17 +49,17 @@ async def urgent_app(client: LarkClient, message_id: str, open_ids: list[str]) -
     """
     resp = await client.transport.request(
         "PATCH",
-        f"{MESSAGES}/{_seg(message_id)}/urgent_app",
+        f"{MESSAGES}/{seg(message_id)}/urgent_app",
         params={"user_id_type": "open_id"},
         json={"user_id_list": open_ids},
     )
-    invalid = _data(resp).get("invalid_user_id_list")
+    invalid = data(resp).get("invalid_user_id_list")
     return [str(i) for i in invalid] if isinstance(invalid, list) else []
 
 
 def comment_path(file_token: str, comment_id: str) -> str:
     """The path of one comment of a document."""
-    return f"{FILES}/{_seg(file_token)}/comments/{_seg(comment_id)}"
+    return f"{FILES}/{seg(file_token)}/comments/{seg(comment_id)}"
 
 
 async def get_comment(
@@ -83,7 +68,7 @@ async def get_comment(
     """One comment of a document: `quote`, `reply_list.replies[{reply_id, user_id, content}]`."""
     path = comment_path(file_token, comment_id)
     params = {"file_type": file_type, "user_id_type": "open_id"}
-    return _data(await client.transport.request("GET", path, params=params))
+    return data(await client.transport.request("GET", path, params=params))
 
 
 async def reply_comment(
@@ -98,4 +83,4 @@ async def reply_comment(
         params={"file_type": file_type, "user_id_type": "open_id"},
         json={"content": {"elements": elements}},
     )
-    return str(_data(resp).get("reply_id", ""))
+    return str(data(resp).get("reply_id", ""))

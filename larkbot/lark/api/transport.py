@@ -124,13 +124,18 @@ class LarkTransport:
         return hit[0]
 
     async def token(self) -> str:
-        """A valid tenant token, fetched at most once at a time however many callers wait."""
+        """A valid tenant token, fetched once for all who wait; a failed fetch fails the waiters."""
         if self._token and time.monotonic() < self._expires_at:
             return self._token
+        started = time.monotonic()
         async with self._lock:
             # Whoever held the lock before us may have just refreshed it.
             if self._token and time.monotonic() < self._expires_at:
                 return self._token
+            # ... or failed to: one refused POST for all the waiters, not one POST each.
+            failed = self.token_error
+            if failed is not None and failed[0] >= started:
+                raise failed[1]
             shared = await self._shared_token()
             if shared:
                 return shared

@@ -6,6 +6,8 @@ verification token, as lark-oapi's `CardActionHandler._verify_sign` checks them:
 
     X-Lark-Signature = hex(sha1(timestamp + nonce + verification_token + raw body))
 
+(`crypto.verify_signature` with `hashlib.sha1`, reached through `webhook.signature_state`.)
+
 lark-oapi compares with `!=` and checks no freshness; here the compare is constant-time and the
 timestamp must be inside `lark.replay_window_seconds`, as for events. A verified v1 click becomes
 the `card.action.trigger` envelope the v2 handlers read, so both formats act alike.
@@ -13,8 +15,6 @@ the `card.action.trigger` envelope the v2 handlers read, so both formats act ali
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from typing import Any
 
 V1_EVENT_TYPE = "card.action.trigger_v1"
@@ -24,21 +24,6 @@ SHA1_HEX_DIGITS = 40  # a v2 (SHA-256) signature has 64
 def is_v1_signature(given: str) -> bool:
     """Whether an X-Lark-Signature has the v1 (SHA-1) length."""
     return len(given.strip()) == SHA1_HEX_DIGITS
-
-
-def v1_signature(timestamp: str, nonce: str, verification_token: str, body: bytes) -> str:
-    """The X-Lark-Signature of a v1 card callback (lowercase hex SHA-1)."""
-    digest = hashlib.sha1((timestamp + nonce + verification_token).encode("utf-8"))
-    digest.update(body)
-    return digest.hexdigest()
-
-
-def verify_v1_signature(
-    timestamp: str, nonce: str, verification_token: str, body: bytes, given: str
-) -> bool:
-    """Constant-time check of a v1 card callback's signature."""
-    expected = v1_signature(timestamp, nonce, verification_token, body)
-    return hmac.compare_digest(expected.encode("ascii"), given.strip().lower().encode("utf-8"))
 
 
 def v1_envelope(payload: dict[str, Any], request_id: str) -> dict[str, Any] | None:

@@ -11,11 +11,15 @@ import binascii
 import hashlib
 import hmac
 import os
+from collections.abc import Callable
 
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 _BLOCK = 16
+
+# A hashlib constructor: sha256 for events and v2 cards, sha1 for v1 card callbacks.
+Digest = Callable[[bytes], "hashlib._Hash"]
 
 
 class DecryptError(ValueError):
@@ -58,16 +62,21 @@ def encrypt(plaintext: bytes | str, encrypt_key: str, iv: bytes | None = None) -
     return base64.b64encode(iv + encryptor.update(padded) + encryptor.finalize()).decode("ascii")
 
 
-def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
-    """X-Lark-Signature: lowercase hex SHA-256 of timestamp + nonce + encrypt_key + raw body."""
-    digest = hashlib.sha256((timestamp + nonce + encrypt_key).encode("utf-8"))
-    digest.update(body)  # not `+ body`: that copies the body once more
-    return digest.hexdigest()
+def signature(
+    timestamp: str, nonce: str, key: str, body: bytes, digest: Digest = hashlib.sha256
+) -> str:
+    """X-Lark-Signature: lowercase hex digest (SHA-256 unless told) of timestamp + nonce + key +
+    raw body; the key is the Encrypt Key, or the verification token for v1 card callbacks."""
+    hashed = digest((timestamp + nonce + key).encode("utf-8"))
+    hashed.update(body)  # not `+ body`: that copies the body once more
+    return hashed.hexdigest()
 
 
-def verify_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes, given: str) -> bool:
+def verify_signature(
+    timestamp: str, nonce: str, key: str, body: bytes, given: str, digest: Digest = hashlib.sha256
+) -> bool:
     """Constant-time check of a request's X-Lark-Signature."""
-    expected = signature(timestamp, nonce, encrypt_key, body)
+    expected = signature(timestamp, nonce, key, body, digest)
     return hmac.compare_digest(expected.encode("ascii"), given.strip().lower().encode("utf-8"))
 
 

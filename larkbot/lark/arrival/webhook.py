@@ -17,6 +17,7 @@ window → JSON → decrypt), and the click becomes the same `card.action.trigge
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -99,10 +100,15 @@ def _timestamp_seconds(value: str) -> float:
 
 
 def signature_state(
-    raw: bytes, headers: Mapping[str, str], encrypt_key: str, now: float, window: float
+    raw: bytes,
+    headers: Mapping[str, str],
+    key: str,
+    now: float,
+    window: float,
+    digest: crypto.Digest = hashlib.sha256,
 ) -> SignatureState:
     """Check X-Lark-Signature (lower-cased headers); bad or partial → 401, absent/stale → noted."""
-    if not encrypt_key:
+    if not key:
         return "off"
     present = [h in headers for h in _SIGNATURE_HEADERS]
     if not any(present):
@@ -110,9 +116,17 @@ def signature_state(
     if not all(present):
         raise Rejected(401, "incomplete signature headers")
     ts, nonce, given = (headers[h] for h in _SIGNATURE_HEADERS)
-    if not crypto.verify_signature(ts, nonce, encrypt_key, raw, given):
+    if not crypto.verify_signature(ts, nonce, key, raw, given, digest):
         raise Rejected(401, "bad signature")
     return "ok" if abs(now - _timestamp_seconds(ts)) <= window else "stale"
+
+
+def _require_fresh(state: SignatureState) -> None:
+    """A request that must be signed: absent signature headers or a stale timestamp are 401."""
+    if state == "missing":
+        raise Rejected(401, "missing signature headers")
+    if state == "stale":
+        raise Rejected(401, "timestamp outside the replay window")
 
 
 def parse_object(raw: bytes) -> dict[str, Any]:
@@ -190,36 +204,59 @@ def parse_envelope(payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _authenticate(
-    raw: bytes, headers: Mapping[str, str], lark: LarkConfig, now: float
+    raw: bytes, sig: Mapping[str, str], lark: LarkConfig, now: float
 ) -> tuple[dict[str, Any], SignatureState, dict[str, Any] | None]:
     """Steps shared by both endpoints: returns (payload, signature state, challenge answer)."""
     check_size(raw)
     key = lark.encrypt_key.get_secret_value()
     token = lark.verification_token.get_secret_value()
-    sig = signature_state(raw, signature_headers(headers), key, now, lark.replay_window_seconds)
+    state = signature_state(raw, sig, key, now, lark.replay_window_seconds)
     payload, decrypted = decrypt_payload(parse_object(raw), key)
     token_ok = check_token(payload, token)
     answer = challenge_answer(payload)
     if answer is not None:
         if (key or token) and not (decrypted or token_ok):
             raise Rejected(403, "unauthenticated url_verification")
-        return payload, sig, answer
+        return payload, state, answer
     if not (key or token):
         # Secure by default: without either secret anyone who reaches the port could pose as
         # the owner (or click Approve); the challenge above still works so setup can finish.
         raise Rejected(403, UNAUTHENTICATED)
-    if sig == "missing":
-        raise Rejected(401, "missing signature headers")
-    if sig == "stale":
-        raise Rejected(401, "timestamp outside the replay window")
-    return payload, sig, None
+    _require_fresh(state)
+    return payload, state, None
+
+
+def _authenticate_v1(
+    raw: bytes, sig: Mapping[str, str], lark: LarkConfig, now: float
+) -> dict[str, Any]:
+    """The v1 card chain up to the payload: size, SHA-1 signature, replay window, JSON, decrypt."""
+    check_size(raw)
+    token = lark.verification_token.get_secret_value()
+    if not token:  # signature_state would call an unkeyed request "off"; v1 has no other proof
+        raise Rejected(401, "a v1 card callback is signed with lark.verification_token: set it")
+    window = lark.replay_window_seconds
+    _require_fresh(signature_state(raw, sig, token, now, window, hashlib.sha1))
+    return decrypt_payload(parse_object(raw), lark.encrypt_key.get_secret_value())[0]
+
+
+def _v1_outcome(payload: dict[str, Any], nonce: str) -> WebhookOutcome:
+    """A verified v1 payload's answer: its click as a v2 envelope, or 200 ignored without one."""
+    envelope = card_v1.v1_envelope(payload, nonce[:64])
+    if envelope is None:
+        return WebhookOutcome(200, {}, reason="v1 card callback without a click; ignored")
+    return WebhookOutcome(200, {}, envelope=envelope, signed=True)
 
 
 def _run(
     raw: bytes, headers: Mapping[str, str], lark: LarkConfig, now: float, card: bool
 ) -> WebhookOutcome:
+    sig = signature_headers(headers)
+    # Only the card endpoint takes v1 callbacks, told apart by their SHA-1 signature length.
+    v1 = card and card_v1.is_v1_signature(sig.get(H_SIGNATURE, ""))
     try:
-        payload, sig, answer = _authenticate(raw, headers, lark, now)
+        if v1:
+            return _v1_outcome(_authenticate_v1(raw, sig, lark, now), sig[H_NONCE])
+        payload, state, answer = _authenticate(raw, sig, lark, now)
         if answer is not None:
             return WebhookOutcome(200, answer, reason=URL_VERIFICATION)
         envelope = parse_envelope(payload)
@@ -235,7 +272,7 @@ def _run(
         return WebhookOutcome(200, ok_body, reason="legacy v1 event ignored")
     if card and envelope["header"]["event_type"] != CARD_ACTION_TRIGGER:
         return WebhookOutcome(200, ok_body, reason="not a card action; ignored")
-    return WebhookOutcome(200, ok_body, envelope=envelope, signed=sig == "ok")
+    return WebhookOutcome(200, ok_body, envelope=envelope, signed=state == "ok")
 
 
 def verify_event_request(
@@ -250,38 +287,4 @@ def verify_card_request(
 ) -> WebhookOutcome:
     """Run the chain for `POST /lark/card` (`card.action.trigger`, same signature and crypto;
     a v1 callback, told by its SHA-1 signature, takes the v1 chain)."""
-    sig = signature_headers(headers)
-    if card_v1.is_v1_signature(sig.get(H_SIGNATURE, "")):
-        return _run_v1(raw, sig, lark, now)
     return _run(raw, headers, lark, now, card=True)
-
-
-def _authenticate_v1(
-    raw: bytes, sig: Mapping[str, str], lark: LarkConfig, now: float
-) -> dict[str, Any]:
-    """The v1 card chain up to the payload: size, SHA-1 signature, replay window, JSON, decrypt."""
-    check_size(raw)
-    token = lark.verification_token.get_secret_value()
-    if not token:
-        raise Rejected(401, "a v1 card callback is signed with lark.verification_token: set it")
-    if not all(h in sig for h in _SIGNATURE_HEADERS):
-        raise Rejected(401, "incomplete signature headers")
-    ts, nonce, given = (sig[h] for h in _SIGNATURE_HEADERS)
-    if not card_v1.verify_v1_signature(ts, nonce, token, raw, given):
-        raise Rejected(401, "bad signature")
-    if abs(now - _timestamp_seconds(ts)) > lark.replay_window_seconds:
-        raise Rejected(401, "timestamp outside the replay window")
-    return decrypt_payload(parse_object(raw), lark.encrypt_key.get_secret_value())[0]
-
-
-def _run_v1(raw: bytes, sig: Mapping[str, str], lark: LarkConfig, now: float) -> WebhookOutcome:
-    try:
-        payload = _authenticate_v1(raw, sig, lark, now)
-    except Rejected as err:
-        return WebhookOutcome(err.status, {"msg": err.reason}, reason=err.reason)
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return WebhookOutcome(400, {"msg": "malformed request"}, reason="malformed request")
-    envelope = card_v1.v1_envelope(payload, sig[H_NONCE][:64])
-    if envelope is None:
-        return WebhookOutcome(200, {}, reason="v1 card callback without a click; ignored")
-    return WebhookOutcome(200, {}, envelope=envelope, signed=True)
