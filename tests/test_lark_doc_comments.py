@@ -109,7 +109,7 @@ async def test_a_comment_claim_left_by_a_dead_replica_is_answered_once_after_a_s
         await s.lapse("comment:r_own")
         assert await s.sweep() == 1
         await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert await s.app.message_status(ask.key) == "done"
         assert await s.app.message_status("comment:r_own") == "done"  # nothing to answer
         assert await s.sweep() == 0

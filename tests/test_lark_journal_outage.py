@@ -77,5 +77,5 @@ async def test_redelivery_after_a_failed_claim_is_claimed_again(
         await redis.start()
         assert (await s.post_event(second))[0] == 200  # the redelivery
         await fake_lark.wait_for(lambda: _replies_to(fake_lark, "om_b") == 1, timeout=20)
-        assert await s.app.idle(10)
+        assert await s.app.idle(30)
     assert _replies_to(fake_lark, "om_a") == 1 and _replies_to(fake_lark, "om_b") == 1

@@ -59,7 +59,7 @@ async def test_group_approval_is_ephemeral_to_the_owner_and_the_group_sees_one_l
         answer = await post_click(s, approval_id_of(eph["card"]), "approve")
         assert answer["toast"]["type"] == "success"
         await fake_lark.wait_for(lambda: "Deleted." in fake_lark.texts())
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert not victim.exists()
     assert eph["deleted"]  # ephemeral/v1/delete after the click
     (notice,) = cards_with(fake_lark, "Approval pending")
@@ -90,7 +90,7 @@ async def test_topic_group_and_refused_ephemeral_fall_back_to_a_dm(
             assert (dm["receive_id"], dm["receive_id_type"]) == (OWNER, "open_id")
             assert "Asked in a group chat" in json.dumps(dm["body"])
             await post_click(s, approval_id_of(dm["body"]), "deny")
-            assert await s.app.idle(10)
+            assert await s.app.idle(30)
         assert not fake_lark.ephemerals  # tried in the refusing group only, never shown
         tried = [r for r in fake_lark.requests if r.path == "/open-apis/ephemeral/v1/send"]
         assert len(tried) == 1 and tried[0].json["chat_id"] == "oc_refusing"
@@ -112,7 +112,7 @@ async def test_a_stale_approval_is_buzzed_to_its_owner_once(
         (notice,) = cards_with(fake_lark, "Approval pending")
         assert buzz["message_id"] == notice["message_id"]  # the group's line (not ephemeral)
         await post_click(s, approval_id_of(fake_lark.ephemerals[0]["card"]), "approve")
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert len(fake_lark.urgents) == 1
     assert all(
         "urgent_sms" not in r.path and "urgent_phone" not in r.path for r in fake_lark.requests
@@ -136,7 +136,7 @@ async def test_a_stopped_turn_removes_its_ephemeral_card_and_closes_the_line(
         await fake_lark.wait_for(
             lambda: any(p["message_id"] == notice["message_id"] for p in fake_lark.patches)
         )
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert victim.exists()
     outcome = [p for p in fake_lark.patches if p["message_id"] == notice["message_id"]]
     assert "Not answered in time" in json.dumps(outcome[-1]["body"], ensure_ascii=False)
@@ -153,5 +153,5 @@ async def test_a_stale_approval_in_a_dm_buzzes_the_card_itself(
         assert fake_lark.urgents == [{"message_id": card["message_id"], "user_id_list": [OWNER]}]
         assert card["reply_to"] == "om_d1" and not fake_lark.ephemerals
         await post_click(s, approval_id_of(card["body"]), "deny")
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert not cards_with(fake_lark, "Approval pending")  # a DM needs no line

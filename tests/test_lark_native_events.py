@@ -57,7 +57,7 @@ async def test_menu_entries_are_answered_in_the_clickers_dm(
         await s.post_event(menu_click("week"))
         await fake_lark.wait_for(lambda: "A quiet week." in fake_lark.texts())
         await s.post_event(menu_click("no-such-entry"))
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     lines = dm_lines(fake_lark)
     assert [m["body"]["text"] for m in lines] == [
         f"🔘 {TASKS_PROMPT[:59]}…",
@@ -79,7 +79,7 @@ async def test_menu_click_follows_the_dm_policy_for_non_owners(
     async with Served(settings) as s:
         await s.post_event(menu_click("help", operator="ou_guest"))
         await fake_lark.wait_for(lambda: len(fake_lark.sent) == 2)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     line, answer = fake_lark.sent
     assert line["receive_id"] == "ou_guest" and answer["reply_to"] == line["message_id"]
     assert not fake_llm.requests
@@ -115,7 +115,7 @@ async def test_thumbs_on_an_answer_are_stored_once_and_counted(
         ]:
             status, _ = await s.post_event(event)
             assert status == 200
-        assert await s.app.idle(5)  # the reactions' work included: stored by now
+        assert await s.app.idle(30)  # the reactions' work included: stored by now
         counts = await FeedbackStore(s.app.core.db).counts("lark:oc_dm")
         assert counts == {"up": 1, "down": 1}
         assert await metric(s, "up") == up0 + 1 and await metric(s, "down") == down0 + 1
@@ -138,7 +138,7 @@ async def test_thumbs_on_a_scheduled_jobs_message_show_on_the_web_page(
         await fake_lark.wait_for(lambda: any("all green" in m["content"] for m in fake_lark.sent))
         (job_message,) = fake_lark.sent
         await s.post_event(reaction(job_message["message_id"], "THUMBSUP"))
-        assert await s.app.idle(5)  # the reaction is stored
+        assert await s.app.idle(30)  # the reaction is stored
         async with aiohttp.ClientSession(headers=AUTH) as http:
             async with http.get(s.url("/api/schedules")) as resp:
                 (job,) = (await resp.json())["schedules"]

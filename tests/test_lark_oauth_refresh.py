@@ -131,13 +131,15 @@ async def test_a_cancelled_caller_does_not_lose_the_refreshed_pair(
     async with replicas(home, fake_lark, accounts, fake_llm) as (a, _):
         accounts.access_expires_in = 100  # stale at once
         await authorized(a, fake_lark, accounts)
-        accounts.access_expires_in, accounts.refresh_delay = 7200, 0.5
+        accounts.access_expires_in, accounts.refresh_gate = 7200, asyncio.Event()
         tokens = workspace(a).tokens
         caller = asyncio.create_task(tokens.token_for(ALICE))
-        async with asyncio.timeout(10):
-            while not accounts.refresh_calls:  # Lark has done it; its answer is on its way
+        async with asyncio.timeout(30):
+            while not accounts.refresh_calls:  # Lark has done it; its answer is held back
                 await asyncio.sleep(0.01)
+        assert not caller.done()
         caller.cancel()  # e.g. /stop on the turn whose tool asked
+        accounts.refresh_gate.set()  # now Lark's answer arrives
         token = await tokens.token_for(ALICE)
         assert token in fake_lark.user_tokens
         assert len(accounts.refresh_calls) == 1

@@ -41,7 +41,7 @@ async def asked_then_denied(
     assert not marker.exists()  # nothing done while the card waits
     assert (await post_click(s, approval, "deny"))["toast"]["type"] == "warning"
     await fake_lark.wait_for(lambda: "Left alone." in fake_lark.texts(), timeout=10)
-    assert await s.app.idle(5)
+    assert await s.app.idle(30)
     assert not marker.exists()
     return shown
 
@@ -63,7 +63,7 @@ async def test_a_quoted_members_message_is_named_and_nothing_runs_before_the_cli
         assert not marker.exists()
         assert (await post_click(s, approval, "approve"))["toast"]["type"] == "success"
         await fake_lark.wait_for(lambda: "Done." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert marker.exists()  # the owner's click, and only it, let it run
     # provenance stays off the wire: the model sees the quote, never the marks
     assert all("provenance" not in m for m in fake_llm.requests[0]["messages"])
@@ -126,13 +126,13 @@ async def test_the_owners_own_dm_work_runs_without_a_card(
     async with Served(settings_for(home, fake_lark.domain, fake_llm.base_url)) as s:
         assert (await s.post_event(message_event("touch one")))[0] == 200
         await fake_lark.wait_for(lambda: "One." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         # a follow-up, reading the owner's own file, quoting the bot's answer: still theirs
         bot_answer = next(m["message_id"] for m in fake_lark.sent if m["msg_type"] == "text")
         event = message_event("now read my todo and touch two", parent_id=bot_answer)
         assert (await s.post_event(event))[0] == 200
         await fake_lark.wait_for(lambda: "Two." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert first.exists() and second.exists() and approval_cards(fake_lark) == []
 
 
@@ -151,10 +151,10 @@ async def test_send_file_into_a_group_needs_the_owners_approval(
         assert fake_lark.uploads == []  # not posted while the card waits
         assert (await post_click(s, approval, "deny"))["toast"]["type"] == "warning"
         await fake_lark.wait_for(lambda: "Left alone." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         assert fake_lark.uploads == []
         # in the owner's own DM the same file goes without a card
         assert (await s.post_event(message_event("send me the salaries")))[0] == 200
         await fake_lark.wait_for(lambda: "Sent." in fake_lark.texts(), timeout=10)
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert len(fake_lark.uploads) == 1 and len(approval_cards(fake_lark)) == 1

@@ -46,7 +46,7 @@ async def answered(s: Served, fake_lark: FakeLark, text: str, answer: str) -> No
     """Post the owner's DM `text` and wait until the bot answered `answer`."""
     assert (await s.post_event(message_event(text)))[0] == 200
     await fake_lark.wait_for(lambda: answer in fake_lark.texts(), timeout=10)
-    assert await s.app.idle(5)
+    assert await s.app.idle(30)
 
 
 async def test_a_page_read_in_an_earlier_turn_is_named_until_new(

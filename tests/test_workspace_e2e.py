@@ -73,7 +73,7 @@ async def test_a_pasted_link_is_read_as_the_asker_and_not_for_someone_without_ac
         await fake_lark.wait_for(
             lambda: "Sorry, you cannot open this document." in fake_lark.texts()
         )
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     first = fake_llm.requests[0]
     offered = {t["function"]["name"] for t in first.get("tools") or []}
     assert "lark_doc_read" in offered and "lark_doc_append" not in offered  # no find_tools round
@@ -106,7 +106,7 @@ async def test_a_write_waits_for_the_askers_own_click(
         answer = await post_click(s, approval, "approve", operator=ALICE)
         assert answer["toast"]["type"] == "success"
         await fake_lark.wait_for(lambda: "Appended." in fake_lark.texts())
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
     assert "- ship docs" in fake_lark.workspace.docs[DOC].markdown
     assert set(fake_lark.workspace.bearers()) == {ALICE}
 
@@ -124,7 +124,7 @@ async def test_an_instruction_inside_a_document_does_not_write_without_a_click(
         connect(s, fake_lark, OWNER)
         await s.post_event(message_event(f"read {LINK}", sender=OWNER, message_id="om_ws_4"))
         await fake_lark.wait_for(lambda: "It was not confirmed." in fake_lark.texts())
-        assert await s.app.idle(5)
+        assert await s.app.idle(30)
         card = json.dumps(confirm_cards(fake_lark)[0]["body"], ensure_ascii=False)
     assert "Not written by you" in card and "lark_doc_read" in card
     assert fake_lark.workspace.docs[DOC].markdown == evil

@@ -27,7 +27,7 @@ async def turn(s: Served, fake_lark: FakeLark, sender: str) -> None:
     event = message_event("what is on the screen?", sender=sender, chat_id=f"oc_{sender}")
     assert (await s.post_event(event))[0] == 200
     await fake_lark.wait_for(lambda: len(fake_lark.sent) > before, timeout=15)
-    assert await s.app.idle(10)
+    assert await s.app.idle(30)
 
 
 async def test_serve_runs_its_own_xvfb_for_owners_only(

@@ -13,7 +13,7 @@ Routes (shapes as in the shared reference lark-workspace.md §3):
   `slow_down` while `slow_downs` > 0 (each poll takes one), `access_denied`, `expired_token`
   past `expires_in`; refresh_token grant: rotating and single-use, a reused or unknown one →
   `invalid_grant` with code 20073 / 20026 (`refresh_calls` records every one presented;
-  `refresh_delay` answers a done refresh late)
+  `refresh_gate`, when given, holds a done refresh's answer until it is set)
 - POST /oauth/v1/revoke  form token → `{"code": 0}`; the token and its pair stop working
 
 Issued access tokens (`u-…`) are registered in `lark.user_tokens` with their person and scopes
@@ -61,7 +61,7 @@ class FakeAccounts:
     access_expires_in: int = 7200
     names: dict[str, str] = field(default_factory=dict)  # open_id -> display name
     slow_downs: int = 0
-    refresh_delay: float = 0.0  # a refresh is done at once but answered this much later
+    refresh_gate: asyncio.Event | None = None  # a refresh is done at once, answered once set
     flows: list[Flow] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     refresh_calls: list[str] = field(default_factory=list)
@@ -159,7 +159,8 @@ class FakeAccounts:
             return _error("invalid_client", 20001)
         if form.get("grant_type") == "refresh_token":
             answer = self._refresh(form.get("refresh_token", ""))
-            await asyncio.sleep(self.refresh_delay)
+            if self.refresh_gate is not None:
+                await self.refresh_gate.wait()
             return answer
         flow = next((f for f in self.flows if f.device_code == form.get("device_code")), None)
         if flow is None or flow.redeemed:
