@@ -59,6 +59,7 @@ class Session:
             except WorkspaceApiError as err:
                 if err.code not in _EXPIRED or attempt == 2:
                     raise
+                # the one place a refused token is marked (every WorkspaceApi, every caller)
                 await self.access.tokens.invalidate(self.open_id, self.token)
                 self.token = await self.access.tokens.token_for(self.open_id)
         raise AssertionError("unreachable")
@@ -115,6 +116,8 @@ def explain(err: WorkspaceApiError, what: str = "this document") -> str:
         )
     if err.code in _NOT_FOUND or err.status == 404:
         return f"{what} was not found (Lark code {err.code}); check the link"
+    if err.code == -1:  # no answer (a timeout, no connection): a write may have happened
+        return f"Lark did not answer ({err.msg[:200]}); check before repeating a change"
     if err.code == 99991679:
         return f"your Lark authorization lacks a permission this needs; {AUTH_HINT} again"
     if err.code == 99991672:
