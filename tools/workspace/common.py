@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from larkbot.context import RequestContext
@@ -32,13 +32,11 @@ class WorkspaceError(Exception):
 
 @dataclass
 class Session:
-    """One tool call's access to Lark as the asker; `calls` counts the API calls made."""
+    """One tool call's access to Lark as the asker."""
 
     access: WorkspaceAccess
     open_id: str
     token: str
-    calls: int = 0
-    paths: list[str] = field(default_factory=list)
 
     async def call(
         self,
@@ -50,8 +48,6 @@ class Session:
     ) -> dict[str, Any]:
         """Lark's `data`; an expired token is refreshed once and the call repeated."""
         for attempt in (1, 2):
-            self.calls += 1
-            self.paths.append(f"{method} {path}")
             try:
                 return await self.access.api.call(
                     method, path, user_token=self.token, params=params, json=json
