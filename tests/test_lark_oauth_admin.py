@@ -22,7 +22,7 @@ from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
 from tests.oauth_harness import ALICE, NAMES, authorized, oauth_settings, workspace
 from tests.web_harness import AUTH, WEB_TOKEN
-from tools.workspace.access import NotAuthorized
+from tools.workspace.access import NotAuthorized, WorkspaceApiError
 
 
 @pytest.fixture
@@ -100,9 +100,10 @@ async def test_app_scope_missing_is_a_doctor_line(
         token = await access.tokens.token_for(ALICE)
         route = "GET /open-apis/task/v2/tasks"
         fake_lark.fail_next(route, status=400, code=99991672, msg="app lacks task:task:read")
-        with pytest.raises(LarkAPIError) as raised:
+        with pytest.raises(WorkspaceApiError) as raised:  # what the tools read
             await access.api.call("GET", "/open-apis/task/v2/tasks", user_token=token)
         assert raised.value.code == 99991672
+        assert isinstance(raised.value.__cause__, LarkAPIError)  # Lark's own, for the logs
         line = await check_oauth(settings, a.app.core.http)
     assert not line.ok and "task:task:read" in line.detail
     assert "/app/cli_test/auth?q=" in line.fix

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from larkbot.consent import NobodyToAsk
-from larkbot.policy import ConsentStore, origin_scope, scope_covers
+from larkbot.policy import ConsentStore, scope_covers
 from tests.core_helpers import ScriptedConsent, WriteTool, ctx
+from tools.browser.urls import origin_of  # browser_page's consent_scope, without the policy
 
 
 def test_directory_grant_covers_subtree_not_siblings() -> None:
@@ -34,7 +35,7 @@ def test_root_grant_and_dot_segments() -> None:
 
 
 def test_origin_scope_covers_its_urls_only() -> None:
-    granted = origin_scope("https://Example.com/login?next=/")
+    granted = origin_of("https://Example.com/login?next=/")
     assert granted == "https://example.com"
     assert scope_covers(granted, "https://example.com/a/b?c=d")
     assert scope_covers(granted, "https://example.com")
@@ -47,10 +48,10 @@ def test_origin_scope_covers_its_urls_only() -> None:
 
 
 def test_the_browser_declares_origin_scopes_the_policy_reads_as_origins() -> None:
-    from tools.browser.urls import origin_of  # browser_page's consent_scope, without the policy
-
     for url in ("https://Example.com:8443/a?b=c", "http://x.test", "about:blank", "http://[::1"):
-        assert origin_of(url) == origin_scope(url)
+        # what the browser declares, the policy reads as covering that URL and no other origin
+        assert scope_covers(origin_of(url), url)
+        assert not scope_covers(origin_of(url), "https://other.test/")
     assert scope_covers(origin_of("https://Shop.example/cart"), "https://shop.example/pay")
 
 

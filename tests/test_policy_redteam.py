@@ -129,6 +129,25 @@ def test_plugins_are_owner_only_until_shared_and_side_effects_never() -> None:
     assert isinstance(Policy(dict).decide(weather, {}, GUEST), Refuse)  # not shared
 
 
+class Personal(Planted):
+    """A plugin declaring the hooks that only make the bot stricter, and acts_as_asker."""
+
+    name = "personal"
+    private_to_caller = True
+    acts_as_asker = True
+
+    async def check_before_asking(self, ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return f"refused for {ctx.sender_id}"
+
+
+async def test_plugins_keep_their_stricter_hooks_but_never_act_as_the_asker() -> None:
+    """Regression: a plugin's private_to_caller and check_before_asking were dropped."""
+    wrapped = PluginTool(Personal(), "personal.py")
+    assert wrapped.private_to_caller and not wrapped.acts_as_asker
+    assert await wrapped.check_before_asking(GUEST, {}) == "refused for ou_guest"
+    assert await PluginTool(Planted(), "p.py").check_before_asking(GUEST, {}) is None
+
+
 def test_hidden_results_hide_the_arguments_that_quote_them() -> None:
     """Regression: a private result was hidden from other senders, arguments quoting it not."""
     history = [

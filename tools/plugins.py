@@ -55,6 +55,15 @@ class PluginTool(BaseTool):
         self.private_data = True  # others only through owner.share
         self.untrusted_output = inner.untrusted_output
         self.untrusted_kind = inner.untrusted_kind
+        # only makes the bot stricter: its results hidden from other people's turns
+        self.private_to_caller = inner.private_to_caller
+        # acts_as_asker is not forwarded: it would put a plugin under `workspace.members`
+
+    async def check_before_asking(
+        self, ctx: RequestContext, arguments: dict[str, Any]
+    ) -> str | None:
+        """The plugin's own pre-check (it can only stop a call before anyone is asked)."""
+        return await self.inner.check_before_asking(ctx, arguments)
 
     def consent_check(self, **kwargs: Any) -> str | None:
         """The plugin's own consent hook."""

@@ -7,7 +7,7 @@ presents an Ask through the interface's consent provider, `grants.py` keeps sess
 
 from larkbot.policy.decision import Allow, Ask, Decision, Refuse
 from larkbot.policy.gate import AuditSink, ToolGate, Verdict
-from larkbot.policy.grants import ConsentStore, origin_scope, scope_covers
+from larkbot.policy.grants import ConsentStore, scope_covers
 from larkbot.policy.rules import Policy, access, decide
 
 __all__ = [
@@ -22,6 +22,5 @@ __all__ = [
     "Verdict",
     "access",
     "decide",
-    "origin_scope",
     "scope_covers",
 ]

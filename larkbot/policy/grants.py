@@ -27,11 +27,6 @@ def _origin(scope: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def origin_scope(url: str) -> str:
-    """The origin scope of a URL (what a browser tool returns from `consent_scope`)."""
-    return _origin(url) or url
-
-
 def scope_covers(granted: str, scope: str) -> bool:
     """True when a grant of `granted` covers `scope`: equal, a subtree path, or the same origin."""
     if granted == scope:

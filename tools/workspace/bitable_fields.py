@@ -13,22 +13,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 READ_ONLY = frozenset({19, 20, 24, 1001, 1002, 1003, 1004, 1005, 3001})
-TYPE_NAMES = {
-    1: "text",
-    2: "number",
-    3: "single select",
-    4: "multi select",
-    5: "date",
-    7: "checkbox",
-    11: "person",
-    13: "phone",
-    15: "link (URL)",
-    17: "attachment",
-    18: "record link",
-    21: "two-way record link",
-    22: "location",
-    23: "group",
-}
 
 
 class FieldError(ValueError):

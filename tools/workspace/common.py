@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from larkbot.context import RequestContext
@@ -32,13 +32,11 @@ class WorkspaceError(Exception):
 
 @dataclass
 class Session:
-    """One tool call's access to Lark as the asker; `calls` counts the API calls made."""
+    """One tool call's access to Lark as the asker."""
 
     access: WorkspaceAccess
     open_id: str
     token: str
-    calls: int = 0
-    paths: list[str] = field(default_factory=list)
 
     async def call(
         self,
@@ -50,8 +48,6 @@ class Session:
     ) -> dict[str, Any]:
         """Lark's `data`; an expired token is refreshed once and the call repeated."""
         for attempt in (1, 2):
-            self.calls += 1
-            self.paths.append(f"{method} {path}")
             try:
                 return await self.access.api.call(
                     method, path, user_token=self.token, params=params, json=json
@@ -59,6 +55,7 @@ class Session:
             except WorkspaceApiError as err:
                 if err.code not in _EXPIRED or attempt == 2:
                     raise
+                # the one place a refused token is marked (every WorkspaceApi, every caller)
                 await self.access.tokens.invalidate(self.open_id, self.token)
                 self.token = await self.access.tokens.token_for(self.open_id)
         raise AssertionError("unreachable")
@@ -115,6 +112,8 @@ def explain(err: WorkspaceApiError, what: str = "this document") -> str:
         )
     if err.code in _NOT_FOUND or err.status == 404:
         return f"{what} was not found (Lark code {err.code}); check the link"
+    if err.code == -1:  # no answer (a timeout, no connection): a write may have happened
+        return f"Lark did not answer ({err.msg[:200]}); check before repeating a change"
     if err.code == 99991679:
         return f"your Lark authorization lacks a permission this needs; {AUTH_HINT} again"
     if err.code == 99991672:

@@ -30,6 +30,7 @@ from larkbot.lark.events.comment_text import answer_text, prompt_for, question_o
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
 from tools.workspace.access import WorkspaceAccess
+from tools.workspace.common import Session
 
 log = get_logger("larkbot.lark.events.doc_comments")
 COMMENT_EVENT = "drive.notice.comment_add_v1"
@@ -185,7 +186,7 @@ class DocComments:
             path = comment_path(ask.file_token, ask.comment_id)
             params = {"file_type": ask.file_type, "user_id_type": "open_id"}
             try:
-                return await self._user_call("GET", path, token, params)
+                return await self._user_call(ask, "GET", path, token, params)
             except Exception:
                 log.info("lark_comment_user_read_failed", exc_info=True)
         return await get_comment(self.client, ask.file_token, ask.file_type, ask.comment_id)
@@ -196,15 +197,15 @@ class DocComments:
             return None
         path = f"/open-apis/docx/v1/documents/{quote(ask.file_token, safe='')}/raw_content"
         try:
-            data = await self._user_call("GET", path, token, None)
+            data = await self._user_call(ask, "GET", path, token, None)
         except Exception:
             log.info("lark_comment_doc_unreadable", exc_info=True)
             return None
         return str(data.get("content") or "")[:DOC_CHARS]
 
     async def _user_call(
-        self, method: str, path: str, token: str, params: dict[str, str] | None
+        self, ask: CommentAsk, method: str, path: str, token: str, params: dict[str, str] | None
     ) -> dict[str, Any]:
-        access = self.services["workspace"]
-        data = await access.api.call(method, path, user_token=token, params=params)
-        return data if isinstance(data, dict) else {}
+        # as the tools call: a token Lark refuses as expired is marked, refreshed, tried again
+        session = Session(self.services["workspace"], ask.open_id, token)
+        return await session.call(method, path, params=params)

@@ -2,9 +2,11 @@
 
 The channel's transport carries them (counted in the month's ledger, paced, 429/99991400
 retried) with `Authorization: Bearer u-…` set per call; no tenant token is ever swapped in.
-Lark's scope answers become what the tools understand: 99991679 → MissingScopes (and the person
-is offered just those scopes), 99991668/99991677 → the token is refreshed before its next use,
-99991672 → the owner is told which scope the app lacks (log, and `larkbot doctor`).
+Lark's answers become what the tools understand: 99991679 → MissingScopes (and the person is
+offered just those scopes), 99991672 → the owner is told which scope the app lacks (log, and
+`larkbot doctor`); every other refusal → WorkspaceApiError (code, message, HTTP status), the one
+error the tools read, so they explain it and retry an expired token once (`Session.call`, which
+also marks it for refresh).
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ from larkbot.lark.api.errors import LarkAPIError
 from larkbot.lark.api.transport import LarkTransport
 from larkbot.lark.oauth.tokens import LarkUserTokens
 from larkbot.logs import get_logger
-from tools.workspace.access import MissingScopes
+from tools.workspace.access import MissingScopes, WorkspaceApiError
 
 log = get_logger("larkbot.lark.oauth.api")
 
 USER_SCOPE_MISSING = frozenset({99991679, 99991676})
-TOKEN_INVALID = frozenset({99991668, 99991677})
 APP_SCOPE_MISSING = 99991672
 
 OnMissing = Callable[[str, list[str]], Awaitable[None]]  # (open_id, scopes)
@@ -67,7 +68,7 @@ class LarkWorkspaceApi:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
     ) -> dict[str, Any]:
-        """The response's `data`; LarkAPIError (or MissingScopes) otherwise."""
+        """The response's `data`; WorkspaceApiError (or MissingScopes) otherwise."""
         if not user_token or user_token.startswith("t-"):
             raise ValueError("a workspace call needs the person's user access token")
         try:
@@ -76,20 +77,20 @@ class LarkWorkspaceApi:
             )
         except LarkAPIError as err:
             await self._answered(err, user_token)
-            raise
+            # the tools catch only this (they import nothing of larkbot/lark); Lark's error,
+            # its log_id and hint included, stays attached as the cause for the logs
+            raise WorkspaceApiError(err.code, err.msg, err.http_status) from err
         data = body.get("data")
         return data if isinstance(data, dict) else {}
 
     async def _answered(self, err: LarkAPIError, user_token: str) -> None:
-        """Act on a refusal: offer missing scopes, mark a dead token, name an app scope."""
+        """Act on a refusal: offer missing scopes (raised as MissingScopes), name an app scope."""
         who = self.tokens.whose(user_token)
         scopes = list(err.scopes)
         if err.code in USER_SCOPE_MISSING:
             if who and scopes and self.on_missing is not None:
                 await self.on_missing(who, scopes)
             raise MissingScopes(scopes) from err
-        if err.code in TOKEN_INVALID and who:
-            await self.tokens.invalidate(who, user_token)
         if err.code == APP_SCOPE_MISSING:
             log.error(
                 "lark_app_scope_missing",
