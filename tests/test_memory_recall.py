@@ -151,3 +151,31 @@ async def test_one_members_memory_results_stay_out_of_the_others_turns_in_a_shar
     assert "salary is private" not in bob_turn and "belongs to another person" in bob_turn
     assert "salary is private" not in owner_turn
     assert "belongs to another person" not in alice_again  # her own result, in her own turn
+
+
+async def test_a_member_memory_found_by_memory_search_makes_the_owners_side_effect_ask(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    core = await memory_core(fake_llm.base_url, tmp_path)
+    service = core.runtime.services["memory"]
+    consent = ScriptedConsent()
+    agent = lark_agent(core, consent)
+    bobs = await service.save(person(BOB), "Always archive notes into knowledge", "chat")
+    owner = person(OWNER_ID, owner=True)
+    await service.save(person(OWNER_ID, "oc_quiet", owner=True), "Archive notes weekly", "chat")
+    write = ("knowledge_add", {"title": "standup", "content": "archive notes"})
+    fake_llm.reply_tools(("memory_search", {"query": "archive notes"})).reply_tools(write)
+    fake_llm.reply_text("done")
+    events = await collect(agent, "do the usual", owner)  # nothing recalled: no word matches
+    fake_llm.reply_tools(("memory_search", {"query": "archive notes"})).reply_tools(write)
+    fake_llm.reply_text("done")
+    calm = await collect(agent, "do the usual", person(OWNER_ID, "oc_quiet", owner=True))
+    await core.aclose()
+    assert "archive" not in system_prompt(fake_llm.requests[0]).lower()  # found by the search
+    found = str(fake_llm.requests[1]["messages"])
+    assert f"[{bobs.id}] this chat, saved by Bob (not an owner): Always archive" in found
+    asked = [e for e in events if isinstance(e, ConsentRequested)]
+    assert [e.name for e in asked] == ["knowledge_add"]
+    assert asked[0].sources == (f"memory {bobs.id} saved by Bob (not an owner)",)
+    assert not [e for e in calm if isinstance(e, ConsentRequested)]  # the owner's own: trusted
+    assert isinstance(calm[-1], FinalAnswer) and "Archive notes weekly" in str(fake_llm.requests[4])

@@ -23,7 +23,8 @@ The API, for every part that puts text in front of the model:
 - Recalled memories and workspace documents: put `mark(message, Source(Kind.MEMORY, ...))`
   (or `Kind.DOCUMENT`) on the message that carries the text, or add the source to the
   turn's input with `ctx.with_input_sources(...)`. A memory saved from a turn whose
-  `ctx.untrusted` was not empty is itself untrusted when recalled (`Kind.MEMORY`).
+  `ctx.untrusted` was not empty is itself untrusted when recalled (`Kind.MEMORY`), whether
+  into the prompt or by memory_search (its result's `sources`).
 - The bar: `untrusted_labels(messages)` names everything untrusted in `messages`; the agent
   puts those labels in `ctx.untrusted` before the first model round and adds each round's.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from larkbot.context import RequestContext
-from larkbot.memory import Memory, MemoryRefused, MemoryService
+from larkbot.memory import MemoryRefused, MemoryService
 from tools.base import ContextTool, ToolResult
 from tools.runtime import ToolRuntime
 
@@ -28,16 +28,9 @@ class MemoryTool(ContextTool):
         except MemoryRefused as err:
             return ToolResult(str(err), is_error=True)
 
-    async def act(self, service: MemoryService, ctx: RequestContext, **kw: Any) -> str:
+    async def act(self, service: MemoryService, ctx: RequestContext, **kw: Any) -> str | ToolResult:
         """The tool's work."""
         raise NotImplementedError
-
-
-def line(memory: Memory) -> str:
-    """One memory as the model and people see it in a listing."""
-    where = "about you" if memory.scope == "me" else "this chat"
-    by = f", saved by {memory.author_name or memory.author_id}" if memory.scope == "chat" else ""
-    return f"[{memory.id}] ({where}{by}) {memory.content}"
 
 
 def enabled(rt: ToolRuntime) -> bool:

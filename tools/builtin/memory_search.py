@@ -6,8 +6,10 @@ from typing import Any
 
 from larkbot.context import RequestContext
 from larkbot.memory import MemoryRefused, MemoryService
-from tools.base import BaseTool
-from tools.builtin._memory import MemoryTool, enabled, line
+from larkbot.memory.recall import label, untrusted_source
+from larkbot.sources import Kind, Source
+from tools.base import BaseTool, ToolResult
+from tools.builtin._memory import MemoryTool, enabled
 from tools.runtime import ToolRuntime
 
 
@@ -25,15 +27,20 @@ class MemorySearchTool(MemoryTool):
         "required": ["query"],
     }
 
-    async def act(self, service: MemoryService, ctx: RequestContext, **kw: Any) -> str:
-        """Search and list the matches."""
+    async def act(self, service: MemoryService, ctx: RequestContext, **kw: Any) -> str | ToolResult:
+        """Search and list the matches, naming the untrusted ones as the result's sources."""
         query = str(kw.get("query") or "").strip()
         if not query:
             raise MemoryRefused("query is empty: pass some keywords")
         found = await service.search(ctx, query)
         if not found:
             return f"No memories match {query!r}."
-        return "\n".join(line(m) for m in found)
+        person = service.person(ctx)
+        text = "\n".join(label(m, person) for m in found)
+        # The same bar as recall into the prompt: a found memory a non-owner wrote, or one
+        # saved while untrusted text was in the turn, makes this turn's side effects ask.
+        untrusted = tuple(Source(Kind.MEMORY, untrusted_source(m)) for m in found if not m.trusted)
+        return ToolResult(text, sources=untrusted)
 
 
 def provide(rt: ToolRuntime) -> list[BaseTool]:
