@@ -71,6 +71,17 @@ async def fake_lark() -> Any:
 
 
 @pytest.fixture
+async def accounts(fake_lark: Any) -> Any:
+    """A running FakeAccounts (tests/fakes/lark_accounts.py) for `fake_lark`, knowing
+    tests/oauth_harness.py's NAMES: point `lark.accounts_domain` at `.url`."""
+    from tests.fakes.lark_accounts import FakeAccounts
+    from tests.oauth_harness import NAMES
+
+    async with FakeAccounts(fake_lark, names=dict(NAMES)) as fake:
+        yield fake
+
+
+@pytest.fixture
 async def fake_llm() -> Any:
     """A running FakeLLM (tests/fakes/llm.py): point `llm.base_url` at `.base_url`."""
     from tests.fakes.llm import FakeLLM

@@ -11,7 +11,7 @@ from larkbot.agent import Agent
 from larkbot.config import Settings, parse_settings
 from larkbot.consent import ConsentAnswer, ConsentProvider, ConsentRequest
 from larkbot.context import RequestContext
-from larkbot.events import AgentEvent
+from larkbot.events import AgentEvent, FinalAnswer, ToolFinished
 from larkbot.policy import AuditSink, Policy
 from larkbot.policy.rules import ShareRule
 from larkbot.policy.secrets import SecretScrubber
@@ -253,6 +253,18 @@ def ctx(session: str = "s1", owner: bool = True, interface: str = "cli") -> Requ
 async def collect(agent: Agent, text: str, context: RequestContext) -> list[AgentEvent]:
     """Every event of one turn."""
     return [e async for e in agent.stream_chat(context.session_id, text, context)]
+
+
+def finished(events: list[AgentEvent]) -> list[ToolFinished]:
+    """The turn's ToolFinished events, in order."""
+    return [e for e in events if isinstance(e, ToolFinished)]
+
+
+def final(events: list[AgentEvent]) -> FinalAnswer:
+    """The turn's one FinalAnswer (fails unless there is exactly one)."""
+    answers = [e for e in events if isinstance(e, FinalAnswer)]
+    assert len(answers) == 1, events
+    return answers[0]
 
 
 OWNER = RequestContext.local_owner("s1")

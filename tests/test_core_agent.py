@@ -13,7 +13,6 @@ from larkbot.events import (
     ErrorEvent,
     FinalAnswer,
     TextDelta,
-    ToolFinished,
     ToolStarted,
     UiPayload,
 )
@@ -31,19 +30,11 @@ from tests.core_helpers import (
     WriteTool,
     collect,
     ctx,
+    final,
+    finished,
     make_rig,
 )
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
-
-
-def finished(events: list) -> list[ToolFinished]:
-    return [e for e in events if isinstance(e, ToolFinished)]
-
-
-def final(events: list) -> FinalAnswer:
-    answers = [e for e in events if isinstance(e, FinalAnswer)]
-    assert len(answers) == 1, events
-    return answers[0]
 
 
 async def test_two_tool_calls_run_concurrently(fake_llm: FakeLLM, tmp_path: Path) -> None:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from larkbot.events import (
-    FinalAnswer,
-    ToolFinished,
-)
 from tests.core_helpers import (
     CardTool,
     EchoTool,
@@ -16,19 +12,10 @@ from tests.core_helpers import (
     WebThing,
     collect,
     ctx,
+    finished,
     make_rig,
 )
 from tests.fakes.llm import FakeLLM
-
-
-def finished(events: list) -> list[ToolFinished]:
-    return [e for e in events if isinstance(e, ToolFinished)]
-
-
-def final(events: list) -> FinalAnswer:
-    answers = [e for e in events if isinstance(e, FinalAnswer)]
-    assert len(answers) == 1, events
-    return answers[0]
 
 
 async def test_fast_path_advertises_few_tools_and_find_tools_activates(

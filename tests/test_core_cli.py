@@ -13,6 +13,7 @@ import httpx
 from tests.fakes.llm import FakeLLM, FakeToolCall
 
 LARKBOT = str(Path(sys.executable).parent / "larkbot")
+ROOT = Path(__file__).resolve().parents[1]
 
 CONSENT_PLUGIN = """
 from pathlib import Path
@@ -35,8 +36,13 @@ class Touch(BaseTool):
 """
 
 
-async def larkbot(home: Path, *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
-    env = {**os.environ, "LARKBOT_HOME": str(home), "NO_COLOR": "1"}
+async def larkbot(
+    home: Path, *args: str, stdin: bytes = b"", timeout: float = 45
+) -> tuple[int, str, str]:
+    """Run the `larkbot ARGS` console script with LARKBOT_HOME=home; (exit code, stdout, stderr)."""
+    # this checkout first on the path: the venv's editable install may point at another one
+    path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
+    env = {**os.environ, "LARKBOT_HOME": str(home), "PYTHONPATH": path, "NO_COLOR": "1"}
     env.pop("LARKBOT_CONFIG", None)
     proc = await asyncio.create_subprocess_exec(
         LARKBOT,
@@ -46,7 +52,7 @@ async def larkbot(home: Path, *args: str, stdin: bytes = b"") -> tuple[int, str,
         stderr=asyncio.subprocess.PIPE,
         env=env,
     )
-    out, err = await asyncio.wait_for(proc.communicate(stdin), 45)
+    out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,9 @@ from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
-from tests.oauth_harness import ALICE, NAMES, authorized, oauth_settings, workspace
+from tests.oauth_harness import ALICE, authorized, oauth_settings, workspace
 from tests.web_harness import AUTH, WEB_TOKEN
 from tools.workspace.access import NotAuthorized, WorkspaceApiError
-
-
-@pytest.fixture
-async def accounts(fake_lark: FakeLark) -> AsyncIterator[FakeAccounts]:
-    """FakeAccounts for `fake_lark`."""
-    async with FakeAccounts(fake_lark, names=dict(NAMES)) as fake:
-        yield fake
 
 
 async def larkbot(home: Path, lark: FakeLark, accounts: FakeAccounts, *args: str) -> str:

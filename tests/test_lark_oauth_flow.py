@@ -6,7 +6,6 @@ approval is `accounts.approve(code, open_id)`, as if they opened the card's link
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,8 @@ from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, bot_mention, message_event
-from tests.oauth_harness import ALICE, NAMES, auth_cards, authorize, dm_texts, oauth_settings
+from tests.oauth_harness import ALICE, auth_cards, authorize, dm_texts, oauth_settings, workspace
 from tools.workspace.access import NotAuthorized
-
-
-@pytest.fixture
-async def accounts(fake_lark: FakeLark) -> AsyncIterator[FakeAccounts]:
-    """FakeAccounts for `fake_lark`, knowing Alice's and Mallory's names."""
-    async with FakeAccounts(fake_lark, names=dict(NAMES)) as fake:
-        yield fake
 
 
 async def test_dm_auth_card_approval_and_confirmation(
@@ -47,7 +39,7 @@ async def test_dm_auth_card_approval_and_confirmation(
         info = [r for r in fake_lark.requests if r.path.endswith("/authen/v1/user_info")]
         assert [r.authorization[:9] for r in info] == ["Bearer u-"]
 
-        access = a.app.core.runtime.services["workspace"]
+        access = workspace(a)
         token = await access.tokens.token_for(ALICE)
         assert token.startswith("u-")
         fake_lark.workspace.tasks[ALICE] = [{"summary": "task of Alice", "completed_at": "0"}]
@@ -69,7 +61,7 @@ async def test_someone_else_approving_is_discarded(
         said = next(t for t in dm_texts(fake_lark) if "Mallory" in t)
         assert "not by you" in said and "discarded" in said
         assert accounts.revoked  # Lark was told to drop it too
-        access = a.app.core.runtime.services["workspace"]
+        access = workspace(a)
         with pytest.raises(NotAuthorized):
             await access.tokens.token_for(ALICE)
 
@@ -108,7 +100,7 @@ async def test_declined_and_revoke(
         await a.post_event(message_event("/取消授权", chat_id="oc_alice", sender=ALICE))
         await fake_lark.wait_for(lambda: any("已取消授权" in t for t in fake_lark.texts()))
         assert accounts.revoked and accounts.revoked[-1].startswith("ur-")
-        access = a.app.core.runtime.services["workspace"]
+        access = workspace(a)
         with pytest.raises(NotAuthorized):
             await access.tokens.token_for(ALICE)
 
@@ -117,7 +109,7 @@ async def test_a_tool_asking_for_a_stranger_sends_them_the_card(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, accounts: FakeAccounts
 ) -> None:
     async with Served(oauth_settings(home, fake_lark, accounts, fake_llm.base_url)) as a:
-        tokens = a.app.core.runtime.services["workspace"].tokens
+        tokens = workspace(a).tokens
         for _ in range(2):  # the second within the cooldown: no second card
             with pytest.raises(NotAuthorized):
                 await tokens.token_for(ALICE)
@@ -168,6 +160,6 @@ async def test_an_unverifiable_token_is_not_stored(
         await authorize(a, fake_lark, accounts)
         await fake_lark.wait_for(lambda: any("20010" in t for t in dm_texts(fake_lark)), 15)
         assert accounts.revoked == [accounts.issued_secrets[0]]
-        tokens = a.app.core.runtime.services["workspace"].tokens
+        tokens = workspace(a).tokens
         with pytest.raises(NotAuthorized):
             await tokens.token_for(ALICE)

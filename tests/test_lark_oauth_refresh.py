@@ -19,15 +19,8 @@ from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, redis_server
-from tests.oauth_harness import ALICE, NAMES, authorized, oauth_settings, workspace
+from tests.oauth_harness import ALICE, authorized, oauth_settings, workspace
 from tools.workspace.access import MissingScopes, NotAuthorized
-
-
-@pytest.fixture
-async def accounts(fake_lark: FakeLark) -> AsyncIterator[FakeAccounts]:
-    """FakeAccounts for `fake_lark`."""
-    async with FakeAccounts(fake_lark, names=dict(NAMES)) as fake:
-        yield fake
 
 
 @asynccontextmanager

@@ -14,20 +14,12 @@ from pathlib import Path
 import pytest
 
 from larkbot.config import McpServerConfig
-from tools.base import ToolResult
+from tests.test_core_cli import larkbot
+from tests.test_mcp_client import SERVER, call
 from tools.mcp import McpManager, McpTool
 from tools.registry import ToolRegistry
 
-SERVER = str(Path(__file__).parent / "fixtures" / "mcp_demo_server.py")
 Start = Callable[[list[str], float], Awaitable[ToolRegistry]]  # argv, timeout_seconds
-
-
-async def call(registry: ToolRegistry, name: str, **kwargs: object) -> ToolResult:
-    tool = registry.get(name)
-    assert isinstance(tool, McpTool), f"{name} not registered: {[t.name for t in registry.all()]}"
-    result = await tool.run(**kwargs)
-    assert isinstance(result, ToolResult)
-    return result
 
 
 async def kill_and_see_it_noticed(registry: ToolRegistry) -> int:
@@ -97,26 +89,9 @@ async def test_larkbot_tools_lists_mcp_tools_and_says_what_did_not_connect(tmp_p
     config.write_text(
         json.dumps({"storage": {"url": f"sqlite:///{tmp_path}/l.db"}, "mcp": {"servers": servers}})
     )
-    env = {
-        **os.environ,
-        "LARKBOT_HOME": str(tmp_path),
-        "PYTHONPATH": str(Path(__file__).parents[1]),
-    }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "larkbot",
-        "tools",
-        "--config",
-        str(config),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-    async with asyncio.timeout(60):  # MCP_WAIT (10 s) bounds the wait for `gone`
-        out, err = await proc.communicate()
-    text = out.decode()
-    assert proc.returncode == 0, err.decode()
+    # MCP_WAIT (10 s) bounds the wait for `gone`
+    code, text, err = await larkbot(tmp_path, "tools", "--config", str(config), timeout=60)
+    assert code == 0, err
     assert {"mcp_demo_add", "mcp_demo_echo"} <= {line.split(" ")[0] for line in text.splitlines()}
     assert "MCP server demo: connected" in text
     assert "MCP server gone: NOT connected within 10 s (" in text

@@ -6,9 +6,6 @@ model's behalf shows only the allow-listed names, never the server's secrets.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -16,32 +13,8 @@ import pytest
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served, message_event, settings_for
+from tests.processes import until_gone
 from tests.test_cards_approval_e2e import approval_cards, approval_id_of, post_click
-
-
-def _running(token: str) -> bool:
-    """A live process on this host has `token` in its command line (found by name: inside the
-    shell's sandbox `$$` is a pid of its own PID namespace)."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = Path(entry.path, "cmdline").read_bytes()
-            state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmdline and state != "Z":
-            return True
-    return False
-
-
-async def _until_gone(token: str, within: float = 30.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _running(token):
-            return True
-        await asyncio.sleep(0.02)
-    return False
 
 
 async def test_an_approved_setsid_sleep_does_not_survive_its_call(
@@ -60,7 +33,7 @@ async def test_an_approved_setsid_sleep_does_not_survive_its_call(
     result = next(m for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool")
     assert "started" in result["content"]
     assert "killed 1 background process that outlived the call" in result["content"]
-    assert await _until_gone("sleep 600.0271")
+    assert await until_gone("sleep 600.0271")
 
 
 async def test_env_through_serve_shows_only_the_allow_list(

@@ -3,9 +3,6 @@ skipped with a log line, resources confined to the skill's folder, `skills add` 
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,10 +14,10 @@ from larkbot.prompt import build_system_prompt
 from larkbot.skill_store import SkillStore, relevant
 from tests.builtin_rt import tool_runtime
 from tests.core_helpers import call_tool
+from tests.test_core_cli import larkbot
 from tools.builtin import skill_read
 from tools.runtime import ToolRuntime
 
-ROOT = Path(__file__).resolve().parents[1]
 GUEST = RequestContext("lark", "s1", sender_id="ou_guest", is_owner=False)
 REPORT = """---
 name: weekly-report
@@ -42,24 +39,6 @@ def write_skill(root: Path, folder: str, text: str, **files: str) -> Path:
     for name, content in files.items():
         (path / name).write_text(content, encoding="utf-8")
     return path
-
-
-async def larkbot(home: Path, *args: str) -> tuple[int, str, str]:
-    """Run `larkbot ARGS` (this checkout) as a subprocess with LARKBOT_HOME=home."""
-    env = {**os.environ, "LARKBOT_HOME": str(home), "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    env.pop("LARKBOT_CONFIG", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "larkbot",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 45)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.builtin_rt import tool_runtime
+from tests.processes import until_gone
 from tools.builtin.shell import ShellTool, danger, provide
 from tools.runtime import ToolRuntime
 
@@ -20,43 +21,6 @@ from tools.runtime import ToolRuntime
 async def rt(home: Path) -> AsyncIterator[ToolRuntime]:
     async with tool_runtime({"tools": {"shell": {"max_timeout_seconds": 1}}}) as runtime:
         yield runtime
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie counts as dead: it can no longer write anything)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):  # gone, possibly while being read
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _running(token: str) -> list[int]:
-    """Live processes whose command line holds `token`, by their pid on this host.
-
-    Found by name, not by a pid the command writes: inside the sandbox `$$` is a pid of its
-    own PID namespace, not this host's.
-    """
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = Path(entry.path, "cmdline").read_bytes()
-        except OSError:
-            continue
-        if token.encode() in cmdline and _alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
-
-
-async def _until_gone(token: str, within: float = 30.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _running(token):
-            return True
-        await asyncio.sleep(0.02)
-    return False
 
 
 async def _until_exists(path: Path, within: float = 30.0) -> bool:
@@ -91,7 +55,7 @@ async def test_timeout_kills_the_process_group(rt: ToolRuntime, tmp_path: Path, 
     assert time.monotonic() - started < 20  # the timeout and the kill, not the 30 s sleep
     assert result.is_error and "timed out after 0.5 s" in result.content
     assert await _until_exists(upfile)
-    assert await _until_gone("sleep 3.0171")
+    assert await until_gone("sleep 3.0171")
     assert not marker.exists()
 
 
@@ -102,7 +66,7 @@ async def test_cancelling_the_call_kills_the_group(rt: ToolRuntime, tmp_path: Pa
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _until_gone("sleep 30.0172")
+    assert await until_gone("sleep 30.0172")
 
 
 async def test_timeout_is_capped_by_settings(rt: ToolRuntime) -> None:
@@ -186,7 +150,7 @@ async def test_setsid_background_job_does_not_survive_its_call(
         result = await ShellTool(runtime).run(command=command)
     assert "done" in result.content and "[exit code 0]" in result.content
     assert "killed 1 background process that outlived the call" in result.content
-    assert await _until_gone("sleep 600.0173")
+    assert await until_gone("sleep 600.0173")
 
 
 async def test_double_fork_and_timeout_kill_the_whole_tree(home: Path, tmp_path: Path) -> None:
@@ -196,7 +160,7 @@ async def test_double_fork_and_timeout_kill_the_whole_tree(home: Path, tmp_path:
         result = await ShellTool(runtime).run(command=command, timeout=0.5)
     assert result.is_error and "every process of the call was killed" in result.content
     assert await _until_exists(upfile)
-    assert await _until_gone("sleep 600.0174")
+    assert await until_gone("sleep 600.0174")
 
 
 async def test_environment_is_an_allow_list(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,4 +190,4 @@ async def test_cgroup_holds_a_process_that_drops_every_trace(home: Path, tmp_pat
     async with tool_runtime({}) as runtime:
         result = await ShellTool(runtime).run(command=command)
     assert "killed 1 background process" in result.content
-    assert await _until_gone("sleep 600.0175")
+    assert await until_gone("sleep 600.0175")

@@ -3,10 +3,8 @@ authorized the bot, their scopes; no token anywhere in the page."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from playwright.async_api import expect
 
 from tests.browser_harness import chromium
@@ -14,16 +12,9 @@ from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
-from tests.oauth_harness import NAMES, authorized, oauth_settings
+from tests.oauth_harness import authorized, oauth_settings
 from tests.test_web_browser import TIMEOUT, log_in
 from tests.web_harness import WEB_TOKEN
-
-
-@pytest.fixture
-async def accounts(fake_lark: FakeLark) -> AsyncIterator[FakeAccounts]:
-    """FakeAccounts for `fake_lark`."""
-    async with FakeAccounts(fake_lark, names=dict(NAMES)) as fake:
-        yield fake
 
 
 async def test_accounts_panel_lists_people_without_tokens(

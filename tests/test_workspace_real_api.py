@@ -7,10 +7,7 @@ what production raises: a refusal explained in words, an expired token refreshed
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from larkbot.context import RequestContext
 from larkbot.lark.oauth.api import LarkWorkspaceApi
@@ -18,18 +15,11 @@ from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
-from tests.oauth_harness import ALICE, NAMES, authorized, oauth_settings, workspace
+from tests.oauth_harness import ALICE, authorized, oauth_settings, workspace
 from tools.base import ToolResult
 
 MINE, THEIRS = "doxcnAlicesOwn001", "doxcnBobsOwn00001"
 CONTENT = "GET /open-apis/docs/v1/content"
-
-
-@pytest.fixture
-async def accounts(fake_lark: FakeLark) -> AsyncIterator[FakeAccounts]:
-    """FakeAccounts for `fake_lark`."""
-    async with FakeAccounts(fake_lark, names=dict(NAMES)) as fake:
-        yield fake
 
 
 async def read_doc(served: Served, doc: str) -> ToolResult:
