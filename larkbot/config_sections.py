@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -105,6 +106,13 @@ class SchedulerConfig(Section):
     # over once they run out (renewed every poll / third of the lease while it lives).
     lease_seconds: float = Field(30.0, gt=0)
     poll_seconds: float = Field(5.0, gt=0)
+
+    def zone(self) -> ZoneInfo | None:
+        """`timezone` as a ZoneInfo; None when it names none (each caller picks its fallback)."""
+        try:
+            return ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return None
 
     @model_validator(mode="after")
     def _lease_outlives_polls(self) -> SchedulerConfig:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from larkbot.config import Settings
 from larkbot.context import RequestContext
@@ -28,10 +27,8 @@ def detect_language(text: str) -> str | None:
 
 
 def _now(settings: Settings) -> datetime:
-    try:
-        return datetime.now(ZoneInfo(settings.scheduler.timezone))
-    except (ZoneInfoNotFoundError, ValueError):
-        return datetime.now().astimezone()
+    tz = settings.scheduler.zone()
+    return datetime.now(tz) if tz else datetime.now().astimezone()  # no zone named: the host's
 
 
 def describe_channel(ctx: RequestContext) -> str:

@@ -134,3 +134,15 @@ def test_example_config_is_valid(home: Path, monkeypatch: pytest.MonkeyPatch) ->
     settings = load_settings(example)
     assert settings.server.port == 8080
     assert settings.lark.group_policy == "mention"
+
+
+def test_scheduler_zone_is_none_when_timezone_names_none(home: Path) -> None:
+    """Dates shown to people fall back on their own (UTC, the host's) rather than failing."""
+    from larkbot.prompt import _now
+
+    assert str(parse_settings({"scheduler": {"timezone": "Europe/Paris"}}).scheduler.zone()) == (
+        "Europe/Paris"
+    )
+    wrong = parse_settings({"scheduler": {"timezone": "Mars/Olympus"}})
+    assert wrong.scheduler.zone() is None
+    assert _now(wrong).utcoffset() is not None  # the host's zone, still aware

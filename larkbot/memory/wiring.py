@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from larkbot.config import Settings
 from larkbot.memory.consolidate import Consolidator, Notify
@@ -76,10 +76,7 @@ async def memory_nightly(
     if not isinstance(service, MemoryService) or not cfg.consolidate or not has_model(settings):
         yield None
         return
-    try:
-        tz = ZoneInfo(settings.scheduler.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        tz = ZoneInfo("UTC")
+    tz = settings.scheduler.zone() or ZoneInfo("UTC")
     leading = (lambda: scheduler.is_leader) if scheduler is not None else (lambda: True)
     holder = scheduler.id if scheduler is not None else "single"
     nightly = Nightly(

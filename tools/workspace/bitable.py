@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from tools.runtime import ToolRuntime
 from tools.workspace.bitable_fields import FieldError, render, shape_record
@@ -33,10 +33,7 @@ _SPLIT = re.compile(r"\s+(and|or)\s+", re.IGNORECASE)
 
 def zone(rt: ToolRuntime | None) -> ZoneInfo:
     """The configured time zone (dates are shown and read in it)."""
-    try:
-        return ZoneInfo(rt.settings.scheduler.timezone) if rt else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
+    return (rt.settings.scheduler.zone() if rt else None) or ZoneInfo("UTC")
 
 
 async def locate(session: Session, link: str) -> Target:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from larkbot.lark.api.client import as_object
+
 # Resolves a mention reference (placeholder key or open_id) to display text; "" drops it.
 MentionResolver = Callable[[str], str]
 
@@ -20,7 +22,7 @@ def parse_content(raw: Any) -> dict[str, Any]:
         value = json.loads(raw)
     except ValueError:
         return {}
-    return value if isinstance(value, dict) else {}
+    return as_object(value)
 
 
 def _styled(text: str, styles: Any) -> str:

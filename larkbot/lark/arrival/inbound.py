@@ -7,6 +7,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from larkbot.lark.api.client import as_object
 from larkbot.lark.arrival.content import describe, parse_content
 
 MESSAGE_EVENT = "im.message.receive_v1"
@@ -64,10 +65,6 @@ def _to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _scrub(text: str) -> str:
     """Lone surrogates (valid JSON escapes, invalid UTF-8) become "?": they broke every write."""
     return text.encode("utf-8", "replace").decode("utf-8")
@@ -78,7 +75,7 @@ def _str(value: Any) -> str:
 
 
 def _is_all(m: dict[str, Any]) -> bool:
-    return m.get("key") == "@_all" or _dict(m.get("id")).get("user_id") == "all"
+    return m.get("key") == "@_all" or as_object(m.get("id")).get("user_id") == "all"
 
 
 class _Mentions:
@@ -97,7 +94,7 @@ class _Mentions:
             if _is_all(m):
                 self.mentioned_all = True
                 continue
-            open_id = _str(_dict(m.get("id")).get("open_id"))
+            open_id = _str(as_object(m.get("id")).get("open_id"))
             if _str(m.get("key")):
                 self.by_key[m["key"]] = m
             if open_id:
@@ -112,7 +109,7 @@ class _Mentions:
         m = self.by_key.get(ref) or self.by_open_id.get(ref)
         if m is None:
             return ref
-        open_id = _str(_dict(m.get("id")).get("open_id"))
+        open_id = _str(as_object(m.get("id")).get("open_id"))
         if self.bot_open_id and open_id == self.bot_open_id:
             return ""
         return f"@{_str(m.get('name')) or open_id or ref}"
@@ -133,12 +130,12 @@ def normalize(envelope: Any, bot_open_id: str) -> InboundMessage | None:
     """The message in a schema-2.0 receive event, or None (other events, bots, malformed)."""
     if not isinstance(envelope, dict):
         return None
-    header = _dict(envelope.get("header"))
+    header = as_object(envelope.get("header"))
     if header.get("event_type") != MESSAGE_EVENT:
         return None
-    event = _dict(envelope.get("event"))
-    sender, message = _dict(event.get("sender")), _dict(event.get("message"))
-    sender_open_id = _str(_dict(sender.get("sender_id")).get("open_id"))
+    event = as_object(envelope.get("event"))
+    sender, message = as_object(event.get("sender")), as_object(event.get("message"))
+    sender_open_id = _str(as_object(sender.get("sender_id")).get("open_id"))
     sender_type = _str(sender.get("sender_type")) or "user"
     message_id, chat_id = _str(message.get("message_id")), _str(message.get("chat_id"))
     if not message_id or not chat_id or not sender_open_id:

@@ -4,31 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from larkbot.lark.api.client import as_object
+
 REPLY_CHARS = 1000  # a comment reply stays short; Lark renders it as plain rich text
 SHORTENED = "… (shortened: ask me in a direct message for the whole answer)"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def reply_text(reply: dict[str, Any]) -> str:
     """A reply's elements as text: text runs, links, @people (as @open_id)."""
     parts = []
-    for element in _dict(reply.get("content")).get("elements") or []:
-        e = _dict(element)
+    for element in as_object(reply.get("content")).get("elements") or []:
+        e = as_object(element)
         if e.get("type") == "text_run":
-            parts.append(str(_dict(e.get("text_run")).get("text") or ""))
+            parts.append(str(as_object(e.get("text_run")).get("text") or ""))
         elif e.get("type") == "docs_link":
-            parts.append(str(_dict(e.get("docs_link")).get("url") or ""))
+            parts.append(str(as_object(e.get("docs_link")).get("url") or ""))
         elif e.get("type") == "person":
-            parts.append("@" + str(_dict(e.get("person")).get("user_id") or ""))
+            parts.append("@" + str(as_object(e.get("person")).get("user_id") or ""))
     return "".join(parts).strip()
 
 
 def question_of(comment: dict[str, Any], reply_id: str, open_id: str) -> str:
     """The reply that mentioned the bot, else the commenter's latest one in the thread."""
-    replies = [_dict(r) for r in _dict(comment.get("reply_list")).get("replies") or []]
+    replies = [as_object(r) for r in as_object(comment.get("reply_list")).get("replies") or []]
     for r in replies:
         if reply_id and r.get("reply_id") == reply_id:
             return reply_text(r)

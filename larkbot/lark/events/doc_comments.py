@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from larkbot.context import RequestContext
-from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.client import LarkClient, as_object
 from larkbot.lark.api.native_api import comment_path, get_comment, reply_comment
 from larkbot.lark.claims.journal import InboundJournal
 from larkbot.lark.events.comment_text import answer_text, prompt_for, question_of
@@ -37,10 +37,6 @@ COMMENT_EVENT = "drive.notice.comment_add_v1"
 COMMENT_KIND = "comment"  # the journal payload's `kind`: recovery hands these back here
 DOC_CHARS = 8000  # of the document's text shown to the model
 MAX_CONCURRENT = 4  # comment answers running at once on this replica
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -62,9 +58,9 @@ class CommentAsk:
 
 def parse(envelope: dict[str, Any], bot_open_id: str, signed: bool) -> CommentAsk | None:
     """The ask in the event, or None (not mentioned, from the bot itself, malformed)."""
-    event = _dict(envelope.get("event"))
-    meta = _dict(event.get("notice_meta"))
-    user = _dict(meta.get("from_user_id")) or _dict(event.get("user_id"))  # p1: user_id
+    event = as_object(envelope.get("event"))
+    meta = as_object(event.get("notice_meta"))
+    user = as_object(meta.get("from_user_id")) or as_object(event.get("user_id"))  # p1: user_id
     open_id = str(user.get("open_id") or "")
     mentioned = event.get("is_mentioned", meta.get("is_mentioned", event.get("is_mention")))
     token = str(meta.get("file_token") or event.get("file_token") or "")

@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.client import LarkClient, as_object
 from larkbot.lark.api.errors import LarkAPIError
 from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.turns.routing import session_id_for
@@ -30,10 +30,6 @@ REACTION_CREATED = "im.message.reaction.created_v1"
 KINDS: dict[str, Kind] = {"thumbsup": "up", "thumbsdown": "down"}
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _seconds(ms: Any) -> float:
     try:
         return int(str(ms)) / 1000.0
@@ -43,7 +39,7 @@ def _seconds(ms: Any) -> float:
 
 def _content_text(message: dict[str, Any]) -> str:
     """The message's content as readable text (a card's JSON with its characters unescaped)."""
-    raw = str(_dict(message.get("body")).get("content") or "")
+    raw = str(as_object(message.get("body")).get("content") or "")
     try:
         return json.dumps(json.loads(raw), ensure_ascii=False)
     except ValueError:
@@ -60,9 +56,9 @@ class FeedbackRecorder:
 
     async def handle(self, event: dict[str, Any]) -> str:
         """Record the reaction when it is 👍/👎 by a person on one of this bot's answers."""
-        emoji = str(_dict(event.get("reaction_type")).get("emoji_type") or "")
+        emoji = str(as_object(event.get("reaction_type")).get("emoji_type") or "")
         kind = KINDS.get(emoji.lower())
-        open_id = str(_dict(event.get("user_id")).get("open_id") or "")
+        open_id = str(as_object(event.get("user_id")).get("open_id") or "")
         message_id = str(event.get("message_id") or "")
         if kind is None or event.get("operator_type") == "app" or not open_id or not message_id:
             return "ignored"
@@ -71,7 +67,7 @@ class FeedbackRecorder:
         except LarkAPIError as err:
             log.info("lark_feedback_message_unreadable", code=err.code)
             return "ignored"
-        sender = _dict(message.get("sender"))
+        sender = as_object(message.get("sender"))
         if sender.get("sender_type") != "app" or sender.get("id") != self.app_id:
             return "ignored"  # somebody's message, or another bot's
         chat_id, thread_id = str(message.get("chat_id") or ""), str(message.get("thread_id") or "")

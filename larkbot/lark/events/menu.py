@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from larkbot.lark.api.client import MESSAGES, LarkClient, idempotency_key, to_content
+from larkbot.lark.api.client import MESSAGES, LarkClient, as_object, idempotency_key, to_content
 from larkbot.lark.api.render import text_content
 from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.turns.dispatcher import Dispatcher
@@ -37,10 +37,6 @@ def entries(configured: dict[str, str]) -> dict[str, str]:
     return {**DEFAULT_MENU, **{k: v for k, v in configured.items() if v.strip()}}
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def label(entry: str) -> str:
     """The DM line that stands for the click: the command, or the prompt's start."""
     short = entry if len(entry) <= LABEL_CHARS else entry[: LABEL_CHARS - 1] + "…"
@@ -59,8 +55,8 @@ class BotMenu:
 
     async def handle(self, envelope: dict[str, Any], signed: bool) -> str:
         """Post the line in the clicker's DM and hand it to the dispatcher; the outcome."""
-        event, header = _dict(envelope.get("event")), _dict(envelope.get("header"))
-        operator = _dict(_dict(event.get("operator")).get("operator_id"))
+        event, header = as_object(envelope.get("event")), as_object(envelope.get("header"))
+        operator = as_object(as_object(event.get("operator")).get("operator_id"))
         open_id, key = str(operator.get("open_id") or ""), str(event.get("event_key") or "")
         event_id = str(header.get("event_id") or "")
         entry = entries(self.menu()).get(key)
@@ -100,5 +96,5 @@ class BotMenu:
             chat=open_id,
             idempotent=True,
         )
-        data = _dict(resp.get("data"))
+        data = as_object(resp.get("data"))
         return str(data.get("message_id") or ""), str(data.get("chat_id") or "")

@@ -16,7 +16,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from larkbot.config import LarkConfig
-from larkbot.lark.api.client import LarkClient
+from larkbot.lark.api.client import LarkClient, as_object
 from larkbot.lark.claims.journal import InboundJournal
 from larkbot.lark.events.doc_comments import COMMENT_EVENT, COMMENT_KIND, DocComments
 from larkbot.lark.events.feedback import REACTION_CREATED, FeedbackRecorder
@@ -53,7 +53,7 @@ class NativeEvents:
             return "menu"
         if event_type == REACTION_CREATED:
             event = envelope.get("event")
-            self._start(self.feedback.handle(event if isinstance(event, dict) else {}), "lark-fb")
+            self._start(self.feedback.handle(as_object(event)), "lark-fb")
             return "feedback"
         return "ignored"
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 
-from larkbot.storage.user_tokens import Pair
+from larkbot.storage.user_tokens import Pair, TokenStore
+from larkbot.storage.vault import VaultMismatch
 
 DEVICE_PATH = "/oauth/v1/device_authorization"
 TOKEN_PATH = "/oauth/v3/token"
@@ -122,3 +123,18 @@ class Accounts:
         """Ask Lark to end the grant (best effort: the local copy is deleted anyway)."""
         form = {"client_id": self.app_id, "client_secret": self._secret, "token": token}
         await self._post(REVOKE_PATH, form)
+
+
+async def revoke_grant(
+    store: TokenStore, accounts: Accounts, open_id: str
+) -> tuple[bool, VaultMismatch | OAuthError | None]:
+    """End `open_id`'s grant at Lark if we can, delete ours: (removed, why Lark wasn't told)."""
+    unheard: VaultMismatch | OAuthError | None = None
+    if store.vault is not None:  # without the key the tokens stay sealed: nothing to tell Lark
+        try:
+            got = await store.tokens(open_id)
+            if got is not None:
+                await accounts.revoke(got[1].refresh or got[1].access)
+        except (VaultMismatch, OAuthError) as err:  # the local copy goes whatever Lark answers
+            unheard = err
+    return await store.delete(open_id), unheard

@@ -13,13 +13,13 @@ import sys
 import httpx
 
 from larkbot.config import Settings
-from larkbot.lark.oauth.accounts import Accounts, OAuthError
+from larkbot.lark.oauth.accounts import Accounts, revoke_grant
 from larkbot.lark.oauth.scopes import OFFLINE, accounts_host
 from larkbot.lark.oauth.texts import when
 from larkbot.logs import configure_logging
 from larkbot.storage.db import Database
 from larkbot.storage.user_tokens import Grant, TokenStore
-from larkbot.storage.vault import Vault, VaultMismatch
+from larkbot.storage.vault import Vault
 
 
 def run_auth(settings: Settings, args: argparse.Namespace) -> int:
@@ -63,18 +63,13 @@ async def _revoke(settings: Settings, store: TokenStore, open_id: str) -> int:
     if await store.grant(open_id) is None:
         print(f"{open_id} has no authorization (see `larkbot auth list`).", file=sys.stderr)
         return 1
-    if store.vault is not None:
-        try:
-            got = await store.tokens(open_id)
-            lark = settings.lark
-            async with httpx.AsyncClient() as http:
-                accounts = Accounts(
-                    http, accounts_host(lark), lark.app_id, lark.app_secret.get_secret_value()
-                )
-                if got is not None:
-                    await accounts.revoke(got[1].refresh or got[1].access)
-        except (VaultMismatch, OAuthError) as err:
-            print(f"note: Lark was not told ({err}); the bot's copy is removed anyway.")
-    await store.delete(open_id)
+    lark = settings.lark
+    async with httpx.AsyncClient() as http:
+        accounts = Accounts(
+            http, accounts_host(lark), lark.app_id, lark.app_secret.get_secret_value()
+        )
+        _, unheard = await revoke_grant(store, accounts, open_id)
+    if unheard is not None:
+        print(f"note: Lark was not told ({unheard}); the bot's copy is removed anyway.")
     print(f"{open_id}'s authorization is removed; the bot can no longer act as them.")
     return 0

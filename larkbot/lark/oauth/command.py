@@ -14,13 +14,12 @@ from typing import Any
 
 from larkbot.lark.api.errors import LarkAPIError
 from larkbot.lark.arrival.inbound import InboundMessage
-from larkbot.lark.oauth.accounts import Accounts, OAuthError
+from larkbot.lark.oauth.accounts import Accounts, OAuthError, revoke_grant
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.scopes import OFFLINE, in_words, requested
 from larkbot.lark.oauth.texts import lang_of, say, when
 from larkbot.logs import get_logger
 from larkbot.storage.user_tokens import TokenStore
-from larkbot.storage.vault import VaultMismatch
 
 log = get_logger("larkbot.lark.oauth.command")
 
@@ -83,14 +82,7 @@ class AuthCommand:
         return say("status", lang, name=grant.name, what=what, until=when(grant.refresh_expires_at))
 
     async def _revoke(self, open_id: str, lang: str) -> str:
-        try:
-            got = await self.store.tokens(open_id)
-        except VaultMismatch:
-            got = None
-        if got is not None:
-            try:  # Lark's side too; the local copy goes whatever it answers
-                await self.accounts.revoke(got[1].refresh or got[1].access)
-            except OAuthError as err:
-                log.info("lark_oauth_revoke_refused", error=err.error)
-        removed = await self.store.delete(open_id)
+        removed, unheard = await revoke_grant(self.store, self.accounts, open_id)
+        if isinstance(unheard, OAuthError):  # a key mismatch was never logged
+            log.info("lark_oauth_revoke_refused", error=unheard.error)
         return say("revoked" if removed else "nothing", lang)
