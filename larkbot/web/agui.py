@@ -134,9 +134,12 @@ class RunTranslator:
         )
         return [*self.close_text(), finished]
 
-    def error(self, message: str, code: str = "error") -> list[BaseEvent]:
-        """RUN_ERROR."""
-        return [*self.close_text(), RunErrorEvent(message=message, code=code, timestamp=_now_ms())]
+    def error(self, message: str) -> list[BaseEvent]:
+        """RUN_ERROR (a stopped turn is no error: `cancelled`)."""
+        return [
+            *self.close_text(),
+            RunErrorEvent(message=message, code="error", timestamp=_now_ms()),
+        ]
 
     def translate(self, event: AgentEvent) -> list[BaseEvent]:
         """The AG-UI events for one agent event (possibly none)."""

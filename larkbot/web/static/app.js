@@ -183,7 +183,7 @@ function apply(view, ev) {
       if (ev.outcome && ev.outcome.type === "cancelled") addNotice("stopped");
       break;
     case "RUN_ERROR":
-      if (ev.code === "cancelled") addNotice("stopped"); else addNotice("error", ev.message);
+      addNotice("error", ev.message);
       break;
   }
 }
