@@ -37,12 +37,22 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "rg -- -----BEGIN ~",
         "rg -l -- -----BEGIN /",
         "grep --directories=recurse token ~",
+        "grep --recur -- -----BEGIN ~",  # GNU getopt_long takes a unique prefix of --recursive
+        "grep --dereference -l app_secret ~",  # a prefix of --dereference-recursive
+        "grep --derefer app_secret ~",
+        "grep --re app_secret ~",  # a prefix of --recursive and --regexp: unresolved, so asked
+        "grep -r --reg=app_secret ~",  # --regexp's value is the pattern, ~ the root
+        "grep -l -e -- -r ~",  # `--` is -e's argument, so -r is still an option
+        "grep --dir=rec token ~",  # --directories takes a prefix of its action too
+        "grep -d rec token ~",
+        "cp --recur ~ /tmp/h",
         "cp -r ~ /tmp/h && cat /tmp/h/.larkbot/.secrets/app_secret",
         "cp -a ~/.l* /tmp/ && cat /tmp/.larkbot/.secrets/*",
         "rsync -a ~/ /tmp/mirror/",
         "tar czf /tmp/home.tgz ~",
         "tar -C ~ -cf - . | tar -xf - -C /tmp/h",
         "zip -r /tmp/home.zip ~",
+        "zip --recurse-path /tmp/home.zip ~",  # Info-ZIP takes a unique prefix as well
         "cp ~/.larkbot/.secrets/app_secret /tmp/x; cat /tmp/x",
         "strings /dev/sda | grep -a app_secret",
         "cat /proc/self/root/root/.larkbot/.secrets/app_secret",
@@ -147,6 +157,10 @@ EVERYDAY_EFFECTS: list[str] = [
     "grep -rn -- -----BEGIN src",
     "rg -n -- --verbose src",
     "rg --files | head",
+    "grep --ignore-c todo ~/notes.txt",  # an abbreviated option that does not recurse
+    "grep --recur TODO src",
+    "grep --incl='*.py' -r TODO .",
+    "cp --recur src /tmp/src-copy",
     "python3 script.py",
     "find . -name '*.py' -exec wc -l {} +",
     "find . -type f | xargs wc -l",

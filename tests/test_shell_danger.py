@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tools.builtin._shell_danger import analyse, classify, normalize
+from tools.builtin._shell_paths import flags, options
 
 DANGEROUS: list[tuple[str, str]] = [
     # (command, a word the reason must contain)
@@ -240,3 +241,23 @@ def test_shell_like_soup_gets_an_answer(parts: list[str]) -> None:
     """Token soup near the grammar's edges never raises either."""
     reason = classify(" ".join(parts))
     assert reason is None or reason.strip()
+
+
+def test_long_options_resolve_the_way_getopt_long_does() -> None:
+    """Exact names win, a unique prefix names its option, spellings of one option agree."""
+    spec = options(
+        "color=? colour=? context= recursive regexp= null null-data", "e", "colour:color"
+    )
+    assert spec.resolve("recur") == "recursive"
+    assert spec.resolve("null") == "null"  # exact, though also a prefix of null-data
+    assert spec.resolve("col") == "color"  # --color and --colour are one option
+    assert spec.resolve("re") is None  # ambiguous: --recursive, --regexp
+    assert spec.resolve("co") is None
+    assert spec.resolve("hidden") is None  # unknown
+    f = flags(["--reg", "--", "--recur", "-eX", "~", "--bogus"], spec)
+    assert (f.longs, f.values, f.operands, f.unknown) == (
+        {"--regexp", "--recursive"},
+        {"--regexp": "--", "-e": "X"},
+        ["~"],
+        ["--bogus"],
+    )

@@ -43,26 +43,85 @@ class Flags:
     operands: list[str]
     computed: bool
     values: dict[str, str] = field(default_factory=dict)  # `--name=value` -> {"--name": value}
+    # Long options the command's own table cannot resolve (unknown or an ambiguous prefix).
+    unknown: list[str] = field(default_factory=list)
 
 
-def flags(args: list[str]) -> Flags:
-    """Split options from operands the GNU way (options may follow operands; `--` ends them)."""
-    out = Flags(set(), set(), [], False)
+@dataclass(frozen=True)
+class Options:
+    """A command's getopt_long table, so `--recur` is read as `--recursive` the way it does."""
+
+    takes: dict[str, str]  # long name -> "" (no argument), "=" (required), "=?" (optional)
+    same: dict[str, str]  # long name -> the option it is another spelling of (--colour, --color)
+    short_args: str  # short letters that take an argument (rest of the word or the next word)
+
+    def resolve(self, name: str) -> str | None:
+        """The option `--name` means: an exact name, else the one a unique prefix names."""
+        if name in self.takes:
+            return self.same.get(name, name)
+        hits = {self.same.get(n, n) for n in self.takes if n.startswith(name)}
+        return hits.pop() if len(hits) == 1 else None  # none: unknown; several: ambiguous
+
+
+def options(table: str, short_args: str, same: str = "") -> Options:
+    """Options from `name name= name=?` words and `alias:name` pairs (kept short in rule files)."""
+    takes = {}
+    for word in table.split():
+        name, eq, opt = word.partition("=")
+        takes[name] = eq + opt
+    aliases = dict(pair.split(":", 1) for pair in same.split())
+    return Options(takes, aliases, short_args)
+
+
+def flags(args: list[str], spec: Options | None = None) -> Flags:
+    """Split options from operands the GNU way (options may follow operands; `--` ends them).
+
+    With the command's `spec`, long options are resolved as getopt_long does (`--recur` is
+    `--recursive`) and an option's argument is consumed, not taken for an operand or for `--`
+    (`grep -e -- -r ~` is recursive); without it every word is judged by its own spelling.
+    """
+    out = Flags(set(), set(), [], any(a.startswith((DYN, PSUB)) for a in args))
     ended = False
-    for a in args:
-        out.computed = out.computed or a.startswith((DYN, PSUB))
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
         if ended or a == "-" or not a.startswith("-"):
             out.operands.append(a)
         elif a == "--":
             ended = True  # `grep -r -- -----BEGIN ~`: after it, `-…` is a pattern or a path
         elif a.startswith("--"):
             name, eq, value = a.partition("=")
+            if spec is not None:
+                full = spec.resolve(name[2:])
+                if full is None:
+                    out.unknown.append(name)
+                    continue
+                name = "--" + full
+                if not eq and spec.takes[full] == "=" and i < len(args):
+                    eq, value, i = "=", args[i], i + 1
             out.longs.add(name)
             if eq:
                 out.values[name] = value
-        else:
+        elif spec is None:
             out.shorts.update(a[1:])
+        else:
+            i = _shorts(a[1:], args, i, spec, out)
     return out
+
+
+def _shorts(letters: str, args: list[str], i: int, spec: Options, out: Flags) -> int:
+    """Read one `-abc` cluster; a letter that takes an argument ends it (`-rdrecurse`)."""
+    for n, letter in enumerate(letters):
+        out.shorts.add(letter)
+        if letter in spec.short_args:
+            rest = letters[n + 1 :]
+            if rest:
+                out.values["-" + letter] = rest
+            elif i < len(args):
+                out.values["-" + letter], i = args[i], i + 1
+            break
+    return i
 
 
 # Top-level directories whose contents belong to the system, not to the user.

@@ -11,13 +11,34 @@ from __future__ import annotations
 import re
 
 from tools.builtin._protected import glob_reach, larkbot_home, under
-from tools.builtin._shell_paths import absolute, flags, words
+from tools.builtin._shell_paths import absolute, flags, options, words
 
 Reader = tuple[bool, list[str]]  # (reads recursively, the paths it starts from)
 
 REASON = "reads every file below a directory holding the bot's own secrets ($LARKBOT_HOME)"
 _GREPS = words("grep egrep fgrep zgrep rgrep")
 _SEARCHERS = words("rg ag ack ack-grep")
+# GNU grep 3.x and cp (coreutils 9) take any unique prefix of a long option (`grep --recur`), so
+# their words are resolved against these tables; rg, ag and ack do not (`rg --hidd` is an error).
+_GREP = options(
+    "after-context= basic-regexp before-context= binary binary-files= byte-offset color=? "
+    "colour=? context= count dereference-recursive devices= directories= exclude= "
+    "exclude-dir= exclude-from= extended-regexp file= files-with-matches files-without-match "
+    "fixed-regexp fixed-strings group-separator= help ignore-case include= initial-tab "
+    "invert-match label= line-buffered line-number line-regexp max-count= no-filename "
+    "no-group-separator no-ignore-case no-messages null null-data only-matching perl-regexp "
+    "quiet recursive regexp= silent text unix-byte-offsets version with-filename word-regexp",
+    "ABCDXdefm",
+    "colour:color fixed-regexp:fixed-strings silent:quiet",
+)
+_CP = options(
+    "archive attributes-only backup=? context=? copy-contents dereference force help "
+    "interactive link no-clobber no-dereference no-preserve= no-target-directory "
+    "one-file-system parents path preserve=? recursive reflink=? remove-destination sparse= "
+    "strip-trailing-slashes suffix= symbolic-link target-directory= update verbose version",
+    "St",
+    "path:parents",
+)
 _FIND_RUNS = words("-exec -execdir -ok -okdir -fprint -fprint0 -fprintf -fls")
 # A command that lists paths below a root, at the start of a pipeline stage or a $(…).
 _LISTER = re.compile(
@@ -40,26 +61,37 @@ def _search_roots(operands: list[str], explicit_pattern: bool) -> list[str]:
 
 
 def _reader(base: str, args: list[str]) -> Reader:
-    """Whether this command reads recursively, and from where."""
+    """Whether this command reads recursively, and from where.
+
+    A long option grep or cp would refuse (unknown, or a prefix of several) counts as
+    recursive: the command then fails, so asking costs nothing, and a table gap is not a hole.
+    """
     # The shared GNU split: after `--` a `-…` word is the pattern, not flags (`rg -- -----BEGIN ~`).
-    f = flags(args)
+    f = flags(args, _GREP if base in _GREPS else _CP if base == "cp" else None)
     shorts, longs, ops = f.shorts, f.longs, f.operands
-    pattern_given = bool({"e", "f"} & shorts) or any(
-        x.startswith(("--regexp", "--file")) for x in longs
+    pattern_given = (  # then every operand is a root; an unresolved option may have been -e
+        bool({"e", "f"} & shorts)
+        or bool(f.unknown)
+        or any(x.startswith(("--regexp", "--file")) for x in longs)
     )
     if base in _GREPS:
-        recursive = base == "rgrep" or bool({"r", "R"} & shorts)
+        recursive = base == "rgrep" or bool({"r", "R"} & shorts) or bool(f.unknown)
         recursive = recursive or bool({"--recursive", "--dereference-recursive"} & longs)
-        recursive = recursive or f.values.get("--directories") == "recurse" or "recurse" in ops
+        # grep reads the action with argmatch, which also takes a prefix: `-d rec` is recurse.
+        actions = (f.values.get(k) for k in ("-d", "--directories"))
+        recursive = recursive or any(a is not None and "recurse".startswith(a) for a in actions)
         return recursive, _search_roots(ops, pattern_given)
     if base in _SEARCHERS:
         return True, _search_roots(ops, pattern_given or "--files" in longs)
     if base in ("cp", "scp", "rsync"):
         recursive = bool({"r", "R", "a"} & shorts) or bool({"--recursive", "--archive"} & longs)
+        recursive = recursive or bool(f.unknown)
         every = "t" in shorts or any(x.startswith("--target-directory") for x in longs)
         return recursive, ops if every else ops[:-1]
     if base == "zip":
-        return bool({"r", "R"} & shorts) or "--recurse-paths" in longs, ops[1:]
+        # zip takes a unique prefix too: --recurse-path(s) is -r, --recurse-patt(erns) is -R.
+        recursive = bool({"r", "R"} & shorts) or any(x.startswith("--recurse-pat") for x in longs)
+        return recursive, ops[1:]
     if base in ("fd", "fdfind"):  # `fd PATTERN ROOT -x cmd` runs cmd on every file found
         runs = {"x", "X"} & shorts or {"--exec", "--exec-batch"} & longs
         return bool(runs), _search_roots(ops, pattern_given)
