@@ -29,7 +29,6 @@ from larkbot.history_budget import HistoryBudget, history_budget, with_summary
 from larkbot.llm_check import user_facing
 from larkbot.logs import get_logger
 from larkbot.policy import AuditSink, Policy, ToolGate
-from larkbot.policy.personal import hide_others_personal
 from larkbot.policy.provenance import for_model as wire_messages
 from larkbot.policy.provenance import mark_results, untrusted_labels, user_message
 from larkbot.policy.redact import hide_private_results
@@ -213,11 +212,14 @@ class Agent:
         ctx = ctx.with_untrusted(*untrusted_labels([*history, user_msg]))
         note, history = await self.budget.fit(session_id, history, budget, self._redactor(ctx))
         if not ctx.is_owner or ctx.chat_type == "group":
+            # one member's memory results never reach another's turn (`personal`)
             history = hide_private_results(
-                history, lambda name: self._may_see(name, ctx), self._as_asker, ctx.sender_id
+                history,
+                lambda name: self._may_see(name, ctx),
+                self._as_asker,
+                ctx.sender_id,
+                self._personal,
             )
-        if ctx.chat_type == "group":  # one member's memory results never reach another's turn
-            history = hide_others_personal(history, ctx.sender_id, self._personal)
         user_text = text_of(user_input)
         linked = linked_tools(user_text)
         recalled = await self.recall(ctx, user_text) if self.recall else Recalled()
@@ -300,10 +302,12 @@ class Agent:
         public = replace(ctx, is_owner=False, sender_id="")
 
         def public_view(messages: list[Message]) -> list[Message]:
-            shared = hide_private_results(
-                messages, lambda name: self._may_see(name, public), self._as_asker
+            return hide_private_results(
+                messages,
+                lambda name: self._may_see(name, public),
+                self._as_asker,
+                personal=self._personal,
             )
-            return hide_others_personal(shared, "", self._personal)
 
         return public_view
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from larkbot.content_parts import text_of
-from larkbot.storage.sessions import Message, SessionInfo, SessionStore
+from larkbot.storage.sessions import Message, SessionInfo, SessionStore, session_title
 from larkbot.terminal import new_session_id
 from larkbot.text import is_number
 
@@ -32,10 +32,8 @@ def help_lines(keys: str = "") -> list[str]:
     return lines + ([keys] if keys else [])
 
 
-def _title(messages: list[Message]) -> str:
-    first = next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
-    first = " ".join(first.split())
-    return first if len(first) <= 60 else first[:59] + "…"
+def _title(first: list[Message]) -> str:
+    return session_title(first, 60, "…")  # one terminal line: shorter, and the cut shows
 
 
 @dataclass

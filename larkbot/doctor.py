@@ -45,8 +45,7 @@ async def check_storage(settings: Settings, http: httpx.AsyncClient) -> CheckRes
     try:
         check_writable(settings)  # a read-only or foreign home: the remedy for where we run
     except StartupError as err:
-        problem, _, fix = str(err).partition("Fix: ")
-        return CheckResult("storage", False, problem.split("\n")[0], fix.rstrip("."))
+        return CheckResult("storage", False, f"{err.problem}.", err.fix)
     db = Database(settings.storage.url)
     try:
         store = SessionStore(db)

@@ -13,7 +13,12 @@ from larkbot.errors import LarkBotError
 
 
 class StartupError(LarkBotError):
-    """The process cannot start; the message says why and what to do (shown without traceback)."""
+    """The process cannot start: the problem and the fix, one screen without a traceback."""
+
+    def __init__(self, problem: str, fix: str, why: str = "") -> None:
+        # kept apart for the doctor's report line; the message is the screen `serve` prints
+        self.problem, self.fix = problem, fix
+        super().__init__("\n  ".join([f"{problem}.", *([why] if why else []), f"Fix: {fix}."]))
 
 
 def _writable_dir(path: Path) -> OSError | None:
@@ -72,9 +77,9 @@ def check_writable(settings: Settings) -> None:
         if err is not None:
             remedy = home_remedy(folder, err, in_container(), uid)
             raise StartupError(
-                f"cannot write to {folder} ({err.strerror or type(err).__name__}).\n"
-                f"  larkbot keeps its database, knowledge and secrets there.\n"
-                f"  Fix: {remedy}."
+                f"cannot write to {folder} ({err.strerror or type(err).__name__})",
+                remedy,
+                "larkbot keeps its database, knowledge and secrets there.",
             )
 
 
@@ -95,7 +100,7 @@ def port_error(host: str, port: int, err: OSError) -> StartupError:
     else:
         cause = f"cannot listen on {host}:{port}: {err.strerror or err}"
         fix = "check server.host and server.port (LARKBOT_HOST / LARKBOT_PORT)"
-    return StartupError(f"{cause}.\n  Fix: {fix}.")
+    return StartupError(cause, fix)
 
 
 def check_port(host: str, port: int) -> None:

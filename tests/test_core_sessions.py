@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from larkbot.storage.db import Database
-from larkbot.storage.sessions import SessionStore, message_chars, repair, trim
+from larkbot.storage.sessions import SessionStore, message_chars, repair, session_title, trim
 
 
 def call_round(i: int, size: int = 10) -> list[dict]:
@@ -72,3 +72,11 @@ def test_repair_drops_orphans() -> None:
     good = call_round(3)
     msgs = [{"role": "user", "content": "q"}, *orphan_call, *orphan_result, *good]
     assert repair(msgs) == [{"role": "user", "content": "q"}, *good]
+
+
+def test_session_title_is_the_first_user_message_on_one_line_cut_to_fit() -> None:
+    first = [{"role": "system", "content": "x"}, {"role": "user", "content": " a\n b " + "c" * 90}]
+    assert session_title(first) == ("a b " + "c" * 90)[:80]  # the web's list: a plain cut
+    assert session_title(first, 60, "…") == ("a b " + "c" * 90)[:59] + "…"  # the terminal's
+    assert session_title([{"role": "user", "content": "short"}], 60, "…") == "short"
+    assert session_title([]) == ""

@@ -18,7 +18,7 @@ from larkbot.context import RequestContext
 from larkbot.policy import Allow, Ask, Policy, Refuse
 from larkbot.policy.paths import ProtectedPaths
 from larkbot.policy.provenance import for_model, untrusted_labels, user_message
-from larkbot.policy.redact import HIDDEN_ARGUMENTS, hide_private_results
+from larkbot.policy.redact import HIDDEN_ARGUMENTS, PERSONAL_ARGUMENTS, hide_private_results
 from tests.builtin_rt import tool_runtime
 from tools.base import BaseTool
 from tools.builtin.fd_find import FdFindTool
@@ -176,6 +176,24 @@ def test_hidden_results_hide_the_arguments_that_quote_them() -> None:
     assert "SECRET" not in str(shown) and "DIARY" not in str(shown)
     assert shown[3]["tool_calls"][0]["function"]["arguments"] == HIDDEN_ARGUMENTS
     assert shown[6]["tool_calls"][0]["function"]["arguments"] == '{"q": 1}'  # a new turn
+
+
+def test_personal_results_of_another_members_turn_are_hidden_in_the_same_walk() -> None:
+    """One walk hides both: a tool the policy forbids, and another member's memory results."""
+    history = [
+        {"role": "user", "content": "[Alice] my salary?", "sender": {"id": "ou_alice"}},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "1", "function": {"name": "memory_search", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "1", "content": "SALARY"},
+    ]
+    personal = {"memory_search"}.__contains__
+    for_bob = hide_private_results(history, lambda n: False, sender="ou_bob", personal=personal)
+    assert "SALARY" not in str(for_bob) and "belongs to another person" in str(for_bob)
+    assert for_bob[1]["tool_calls"][0]["function"]["arguments"] == PERSONAL_ARGUMENTS
+    for_alice = hide_private_results(history, lambda n: True, sender="ou_alice", personal=personal)
+    assert for_alice == history  # her own result, in her own turn
 
 
 def test_other_senders_messages_raise_the_bar_and_stay_off_the_wire() -> None:

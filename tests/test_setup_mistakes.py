@@ -7,7 +7,12 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from larkbot.preflight import home_remedy, in_container
+import httpx
+import pytest
+
+from larkbot.config import parse_settings
+from larkbot.doctor import check_storage
+from larkbot.preflight import StartupError, check_writable, home_remedy, in_container
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, Served, message_event, settings_for
@@ -74,3 +79,20 @@ def test_read_only_home_remedy_depends_on_where_larkbot_runs(tmp_path: Path) -> 
     (root / "proc/1/cgroup").write_text("0::/\n")
     (root / ".dockerenv").write_text("")
     assert in_container(root)
+
+
+async def test_doctor_reports_an_unwritable_folder_with_the_start_screens_words(
+    home: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a folder below a file cannot be created, whoever runs the test
+    settings = parse_settings({"storage": {"url": f"sqlite:///{blocker}/db/larkbot.db"}})
+    with pytest.raises(StartupError) as caught:
+        check_writable(settings)
+    screen = str(caught.value).splitlines()
+    async with httpx.AsyncClient() as http:
+        storage = await check_storage(settings, http)
+    assert not storage.ok and storage.detail == screen[0]
+    assert storage.detail.startswith(f"cannot write to {blocker / 'db'} (")
+    assert screen[1] == "  larkbot keeps its database, knowledge and secrets there."
+    assert screen[2] == f"  Fix: {storage.fix}." and "LARKBOT_HOME" in storage.fix

@@ -33,5 +33,8 @@ async def test_accounts_panel_lists_people_without_tokens(
         await expect(person.locator(".account-scopes")).to_contain_text("task:task:read")
         html = await page.content()
         assert not [t for t in accounts.issued_secrets if t in html]
+        await expect(page.locator("#lark-accounts h2")).to_have_text("Lark accounts (/auth)")
+        await expect(person.locator(".label")).to_contain_text("renewable until")
         await page.click("#lang")
         await expect(page.locator("#lark-accounts h2")).to_have_text("飞书授权（/授权）")
+        await expect(person.locator(".label")).to_contain_text("可续期至")

@@ -135,7 +135,7 @@ class SessionStore:
         return [(float(r[0]), json.loads(r[1])) for r in reversed(rows)]
 
     async def first_rows(self, session_ids: Sequence[str]) -> dict[str, list[Message]]:
-        """Each session's first append (e.g. for a title), in one query."""
+        """Each session's first append (e.g. for `session_title`), in one query."""
         if not session_ids:
             return {}
         c = session_history.c
@@ -148,6 +148,14 @@ class SessionStore:
         async with self.db.read() as conn:
             rows = (await conn.execute(query)).all()
         return {str(r[0]): json.loads(r[1]) for r in rows}
+
+
+def session_title(first: list[Message], width: int = 80, more: str = "") -> str:
+    """A session's title: its first user message (`first_rows`) on one line, cut to `width`
+    characters, the last of them `more` when it was cut and `more` is given (e.g. "…")."""
+    text = next((text_of(m.get("content")) for m in first if m.get("role") == "user"), "")
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - len(more)] + more
 
 
 def _units(messages: list[Message]) -> list[list[Message]]:

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from larkbot.content_parts import text_of
 from larkbot.history_budget import for_display
-from larkbot.storage.sessions import Message
+from larkbot.storage.sessions import Message, session_title
 from larkbot.web.chat_request import CLIENT_ID, session_key
 from larkbot.web.handlers import error, service
 from larkbot.web.service import WebService
@@ -27,11 +27,6 @@ RUNS = 20
 
 def _text(message: Message) -> str:
     return text_of(message.get("content"))
-
-
-def _title(messages: list[Message]) -> str:
-    first = next((_text(m) for m in messages if m.get("role") == "user"), "")
-    return " ".join(first.split())[:80]
 
 
 def _run_summary(when: float, messages: list[Message]) -> dict[str, Any]:
@@ -60,7 +55,7 @@ async def list_sessions(request: web.Request) -> web.Response:
             "id": i.session_id,
             "messages": i.messages,
             "updated_at": i.updated_at,
-            "title": _title(firsts.get(i.session_id, [])),
+            "title": session_title(firsts.get(i.session_id, [])),
         }
         for i in infos
     ]

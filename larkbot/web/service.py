@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from larkbot.context import RequestContext
 from larkbot.logs import get_logger
+from larkbot.storage.sessions import session_title
 from larkbot.storage.signals import make_signal
 from larkbot.storage.user_tokens import TokenStore
 from larkbot.web.agui import RunTranslator, encode
@@ -121,5 +122,6 @@ class WebService:
                 log.error("web_turn_failed", exc_info=True)
                 push(tr.error(f"Something went wrong in larkbot ({type(err).__name__})."))
 
-        title = " ".join(message.split())[:80]
+        # the title the session list shows once the turn is stored (a first turn runs unstored)
+        title = session_title([{"role": "user", "content": message}])
         return self.runs.start(session_id, body, title, chat.run_id)

@@ -22,6 +22,8 @@ const STRINGS = {
     yourTime: " (your time, {zone})",
     memory: "Memory", noMemories: "Nothing remembered yet.", aboutYou: "about you",
     thisChat: "chat", savedBy: "saved by", untrustedMemory: "untrusted",
+    larkAccounts: "Lark accounts (/auth)", noAccounts: "Nobody has authorized the bot yet.",
+    renewableUntil: "renewable until",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -45,6 +47,7 @@ const STRINGS = {
     yourTime: "（你的时间：{zone}）",
     memory: "记忆", noMemories: "还没有记住任何事。", aboutYou: "关于你",
     thisChat: "群聊", savedBy: "保存者", untrustedMemory: "不可信",
+    larkAccounts: "飞书授权（/授权）", noAccounts: "还没有人授权。", renewableUntil: "可续期至",
   },
 };
 
