@@ -198,6 +198,7 @@ MANIFEST: tuple[Need, ...] = (
     _user("docx:document:readonly", "lark_doc_read of docx documents"),
     _user("docs:document.content:read", "lark_doc_read as markdown"),
     _user("wiki:node:read", "lark_doc_read of wiki links"),
+    _user("docs:doc:readonly", "lark_doc_read of legacy doc links (…/docs/…)"),
     _user("docx:document:create", "lark_doc_create"),
     _user("docx:document:write_only", "lark_doc_append"),
     _user("wiki:node:create", "lark_doc_create inside a wiki"),

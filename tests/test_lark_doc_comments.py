@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import httpx
 from tests.fakes.lark_events import envelope
 from tests.fakes.lark_native import seed_comment, text_reply
 from tests.fakes.lark_server import FakeLark
-from tests.fakes.llm import FakeLLM
+from tests.fakes.llm import FakeLLM, Reply
 from tests.lark_harness import OWNER, TOKEN, Served, settings_for
 from tests.workspace_access import workspace_access
 
@@ -19,7 +20,11 @@ DOC = "doxcnREPORT"
 
 
 def comment_event(
-    reply_id: str, sender: str = OWNER, event_id: str | None = None, mentioned: bool = True
+    reply_id: str,
+    sender: str = OWNER,
+    event_id: str | None = None,
+    mentioned: bool = True,
+    comment_id: str = "c1",
 ) -> dict[str, Any]:
     """A drive.notice.comment_add_v1 envelope (the wire shape lark-oapi documents)."""
     meta = {
@@ -30,7 +35,7 @@ def comment_event(
         "notice_type": "comment_add",
     }
     event = {
-        "comment_id": "c1",
+        "comment_id": comment_id,
         "reply_id": reply_id,
         "is_mentioned": mentioned,
         "notice_meta": meta,
@@ -116,3 +121,37 @@ async def test_a_comment_claim_left_by_a_dead_replica_is_answered_once_after_a_s
     (reply,) = fake_lark.comment_replies
     assert reply["comment_id"] == "c1" and reply["text"] == "It is about 11.8%, not 12%."
     assert len(fake_llm.requests) == 1
+
+
+async def test_a_comment_past_the_time_limit_says_so_and_the_next_is_answered(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM
+) -> None:
+    seed(fake_lark)
+    second = text_reply("r2", OWNER, "@larkbot and Q2?")
+    seed_comment(fake_lark, DOC, "c2", "Q2: 9.3M", [second])
+    held = asyncio.Event()  # the model's first answer never ends until the test is done
+    fake_llm.add(Reply(text="too late", gate=held)).reply_text("Q2 was 9.3M.")
+    settings = settings_for(
+        home, fake_lark.domain, fake_llm.base_url, lark={"turn_timeout_seconds": 1.0}
+    )
+    try:
+        async with Served(settings) as s, httpx.AsyncClient() as http:
+            s.app.core.runtime.services["workspace"] = workspace_access(http, fake_lark.domain, {})
+            await s.post_event(comment_event("r1"))
+            await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 1)
+            (late,) = fake_lark.comment_replies
+            assert late["comment_id"] == "c1"
+            assert late["text"] == "Sorry, I could not answer that: it took too long."
+            assert await s.app.idle(30)
+            assert await s.app.message_status("comment:r1") == "done"  # never answered again
+            assert len(fake_llm.requests) == 1  # the model was asked, and held past the limit
+            await s.post_event(comment_event("r2", comment_id="c2"))
+            await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 2)
+            assert await s.app.idle(30)
+            assert await s.app.message_status("comment:r2") == "done"
+    finally:
+        held.set()
+    assert [(r["comment_id"], r["text"]) for r in fake_lark.comment_replies] == [
+        ("c1", "Sorry, I could not answer that: it took too long."),
+        ("c2", "Q2 was 9.3M."),
+    ]

@@ -55,3 +55,18 @@ async def test_refusals_are_explained_and_an_expired_token_is_refreshed_and_retr
         assert fresh != token and len(accounts.refresh_calls) == 1  # one refresh, then the retry
         reads = [r.authorization for r in fake_lark.requests if r.path.endswith(CONTENT[4:])]
         assert reads[-2:] == [f"Bearer {token}", f"Bearer {fresh}"]
+
+
+async def test_a_legacy_doc_is_readable_with_the_scopes_auth_asks_for(
+    home: Path, fake_lark: FakeLark, accounts: FakeAccounts, fake_llm: FakeLLM
+) -> None:
+    # the old API takes none of the docx scopes: /auth must ask for one it takes
+    fake_lark.workspace.add_doc("doccnAlicesOld001", "Old minutes\n", {ALICE})
+    async with Served(oauth_settings(home, fake_lark, accounts, fake_llm.base_url)) as a:
+        await authorized(a, fake_lark, accounts)
+        tool = a.app.core.registry.get("lark_doc_read")
+        assert tool is not None
+        ctx = RequestContext("lark", "s", ALICE, False, chat_id="oc_alice", chat_type="p2p")
+        out = await tool.invoke(ctx, {"url": "https://acme.feishu.cn/docs/doccnAlicesOld001"})
+    result = out if isinstance(out, ToolResult) else ToolResult(out)
+    assert not result.is_error and "Old minutes" in result.content, result.content

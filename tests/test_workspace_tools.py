@@ -195,3 +195,35 @@ async def test_terminal_and_web_act_as_the_first_owner(home: Path, fake_lark: Fa
         tool = {t.name: t for t in provide(rt)}["lark_doc_read"]
         out = await tool.invoke(RequestContext.local_owner("s"), {"url": DOC})
     assert "ship it" in str(out) and fake_lark.workspace.bearers() == [OWNER]
+
+
+LEGACY = "doccnLegacyDoc001"
+LEGACY_ROUTE = "GET /open-apis/doc/v2/{token}/raw_content"
+
+
+async def test_legacy_doc_links_are_read_through_the_old_api(rig: Rig) -> None:
+    ws = rig.fake.workspace
+    ws.add_doc(LEGACY, "Old minutes\nship it in May\n", {ALICE})
+    ws.wiki["wikcnLegacyNode01"] = ("doc", LEGACY, "Minutes (wiki)")
+    link = f"https://acme.feishu.cn/docs/{LEGACY}?from=im#part"
+    assert has_doc_link(f"see {link}") and parse(link) == parse(f"acme.larksuite.com/docs/{LEGACY}")
+    out = await rig.run("lark_doc_read", url=link)
+    assert not out.is_error
+    assert f"[Lark doc {LEGACY}, page 1 of 1]\nOld minutes\nship it in May\n" in out.content
+    assert [(c.route, c.who) for c in ws.calls] == [(LEGACY_ROUTE, ALICE)]
+    wiki = await rig.run("lark_doc_read", url="https://a.larksuite.com/wiki/wikcnLegacyNode01")
+    assert f"[Lark doc {LEGACY}, page 1 of 1]\n# Minutes (wiki)\n\nOld minutes" in wiki.content
+    assert [c.route for c in ws.calls][-1] == LEGACY_ROUTE
+    denied = await rig.run("lark_doc_read", who=BOB, url=link)
+    assert denied.is_error and "you cannot open this document" in denied.content
+    assert "Old minutes" not in denied.content
+    appended = await rig.run("lark_doc_append", url=link, content="## More")
+    assert appended.content == (
+        "Error: lark_doc_append: only documents (docx) can be appended to, not a doc"
+    )
+    assert "More" not in ws.docs[LEGACY].markdown
+    # `/doc/` (singular) is no Lark path: refused before any call, naming the forms it takes
+    calls = len(ws.calls)
+    wrong = await rig.run("lark_doc_read", url=f"https://acme.feishu.cn/doc/{LEGACY}")
+    assert wrong.is_error and "is not a Lark document link: expected …/docx/…" in wrong.content
+    assert len(ws.calls) == calls

@@ -6,6 +6,7 @@ recorded in `calls` with the bearer it carried and whose it was ("tenant" for th
 token, which no document here lets in unless `"tenant"` is among its readers).
 Routes (Lark's paths; paging with `has_more` / `page_token`):
 - GET  /open-apis/docs/v1/content (markdown export), GET /open-apis/docx/v1/documents/{id}
+- GET  /open-apis/doc/v2/{token}/raw_content (a legacy `doc`: its text; seed with `add_doc`)
 - POST /open-apis/docx/v1/documents, …/documents/blocks/convert, …/{id}/blocks/{id}/descendant
 - GET  /open-apis/wiki/v2/spaces/get_node; POST /open-apis/search/v2/doc_wiki/search
 - sheets, bitable and tasks: tests/fakes/lark_workspace_data.py
@@ -241,6 +242,12 @@ def add_workspace_routes(app: web.Application, fake: Any) -> None:
         doc = readable(request.query.get("doc_token", ""), who)
         return doc if isinstance(doc, web.Response) else ok({"content": doc.markdown})
 
+    async def legacy(request: web.Request) -> web.Response:
+        # Lark accepts docs:doc(:readonly) or drive:drive(:readonly) here, not the docx scopes
+        who = ws.caller(request, "docs:doc:readonly")
+        doc = readable(request.match_info["token"], who)
+        return doc if isinstance(doc, web.Response) else ok({"content": doc.markdown})
+
     async def meta(request: web.Request) -> web.Response:
         doc = readable(request.match_info["id"], ws.caller(request, "docx:document:readonly"))
         if isinstance(doc, web.Response):
@@ -304,6 +311,7 @@ def add_workspace_routes(app: web.Application, fake: Any) -> None:
 
     docx = "/open-apis/docx/v1/documents"
     app.router.add_get("/open-apis/docs/v1/content", content)
+    app.router.add_get("/open-apis/doc/v2/{token}/raw_content", legacy)
     app.router.add_post(docx, create)
     app.router.add_post(f"{docx}/blocks/convert", convert_route)
     app.router.add_get(docx + "/{id}", meta)

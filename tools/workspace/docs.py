@@ -121,7 +121,12 @@ class DocRead(AskerTool):
         },
         "required": ["url"],
     }
-    user_scopes = ("docx:document:readonly", "docs:document.content:read", "wiki:node:read")
+    user_scopes = (
+        "docx:document:readonly",
+        "docs:document.content:read",
+        "wiki:node:read",
+        "docs:doc:readonly",  # the legacy doc API takes none of the docx scopes
+    )
 
     def __init__(self, rt: ToolRuntime) -> None:
         super().__init__(rt)

@@ -8,6 +8,7 @@ from larkbot.lark.api.client import as_object
 
 REPLY_CHARS = 1000  # a comment reply stays short; Lark renders it as plain rich text
 SHORTENED = "… (shortened: ask me in a direct message for the whole answer)"
+TIMED_OUT = "Sorry, I could not answer that: it took too long."  # as a chat turn says it
 
 
 def reply_text(reply: dict[str, Any]) -> str:

@@ -7,8 +7,9 @@ authorization when the workspace service has one for them (else only the comment
 the bot's token, and the agent is told so); the agent runs as the commenter, with the same
 policy as in a chat (owner check, signed events only) and the document's text marked as
 untrusted; the answer is posted as the bot's reply in the thread (shortened past
-`COMMENT_REPLY_CHARS`). The bot's own reply is claimed as done at once, and events from the
-bot itself are dropped, so it never answers itself. A claim whose replica died mid-answer
+`COMMENT_REPLY_CHARS`; past `lark.turn_timeout_seconds` the reply says it took too long).
+The bot's own reply is claimed as done at once, and events from the bot itself are dropped,
+so it never answers itself. A claim whose replica died mid-answer
 (its lease ran out) comes back through the dispatcher's recovery and is answered again.
 Lark calls: 1 (the comment) + 1 (the document, docx only, with the user's token) + 1 (reply).
 """
@@ -26,7 +27,7 @@ from larkbot.context import RequestContext
 from larkbot.lark.api.client import LarkClient, as_object
 from larkbot.lark.api.native_api import comment_path, get_comment, reply_comment
 from larkbot.lark.claims.journal import InboundJournal
-from larkbot.lark.events.comment_text import answer_text, prompt_for, question_of
+from larkbot.lark.events.comment_text import TIMED_OUT, answer_text, prompt_for, question_of
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
 from tools.workspace.access import WorkspaceAccess
@@ -137,10 +138,15 @@ class DocComments:
             question = question_of(comment, ask.reply_id, ask.open_id)
             doc = (ask.file_type, ask.file_token)
             prompt = prompt_for(question, str(comment.get("quote") or ""), doc, document, token)
-            async with self.slots, asyncio.timeout(self.timeout()):
-                final = await self.agent.run(ctx.session_id, prompt, ctx)
+            try:
+                async with self.slots, asyncio.timeout(self.timeout()):
+                    final = await self.agent.run(ctx.session_id, prompt, ctx)
+                text = answer_text(final.text)
+            except TimeoutError:  # the commenter is told, not left waiting; not retried
+                bound.warning("lark_comment_timeout")
+                text = TIMED_OUT
             reply_id = await reply_comment(
-                self.client, ask.file_token, ask.file_type, ask.comment_id, answer_text(final.text)
+                self.client, ask.file_token, ask.file_type, ask.comment_id, text
             )
             if reply_id:  # its own event, should one come, is never answered
                 own = json.dumps({"kind": COMMENT_KIND, "reply_id": reply_id})

@@ -14,6 +14,7 @@ READ: dict[str, tuple[str, str]] = {
     "docx:document:readonly": ("read your documents", "查看你的文档"),
     "docs:document.content:read": ("export documents as Markdown", "导出文档内容"),
     "wiki:node:read": ("open wiki pages", "查看知识库页面"),
+    "docs:doc:readonly": ("read your older (legacy) documents", "查看旧版文档"),
     "sheets:spreadsheet:readonly": ("read your sheets", "查看你的电子表格"),
     "bitable:app:readonly": ("read your Bases", "查看你的多维表格"),
     "task:task:read": ("see your tasks", "查看你的任务"),
