@@ -81,3 +81,4 @@ async def test_serve_over_the_long_connection_replies_once(
     logs = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
     states = [e.get("state") for e in logs if e.get("event") == "lark_ws_state"]
     assert "connected" in states and "failed" not in states
+    assert [e["event"] for e in logs if e.get("level") == "error"] == []  # a clean stop, too
