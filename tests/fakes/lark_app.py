@@ -5,7 +5,9 @@
   `new_app_info` is a just-created one);
   (`fake.self_manage = False` → 99991672, the app lacks application:application:self_manage;
   another app's id → 210504 "app not found");
-- GET /open-apis/event/v1/connection  → `{"online_instance_cnt": fake.online_connections}`.
+- GET /open-apis/event/v1/connection  → `{"online_instance_cnt": fake.online_connections}`;
+- with `fake.gateway` (a FakeLarkWS), its `POST /callback/ws/endpoint` and `GET /ws` too: the SDK
+  discovers the long connection on the same `lark.domain` as the REST API, as on Lark.
 
 `grant(fake, scopes, token)` adds scopes the way Lark lists them (`scopes[{scope, token_types}]`).
 """
@@ -62,7 +64,7 @@ def grant(fake: FakeLark, scopes: Iterable[str], token: str = "tenant") -> None:
 
 
 def add_app_routes(app: web.Application, fake: FakeLark) -> None:
-    """Register the application-info and connection-count routes."""
+    """Register the application-info and connection-count routes (and the gateway's)."""
 
     async def application(request: web.Request) -> web.Response:
         if not fake.self_manage:
@@ -81,3 +83,5 @@ def add_app_routes(app: web.Application, fake: FakeLark) -> None:
 
     app.router.add_get("/open-apis/application/v6/applications/{app_id}", application)
     app.router.add_get("/open-apis/event/v1/connection", connection)
+    if fake.gateway is not None:
+        fake.gateway.add_routes(app)

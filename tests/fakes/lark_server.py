@@ -4,8 +4,7 @@ Usage::
 
     async with FakeLark() as fake:            # app_id "cli_test", app_secret "secret"
         client = LarkClient(http, fake.domain, fake.app_id, fake.app_secret)
-        fake.fail_next("POST /open-apis/im/v1/messages/{id}/reply", status=429, times=2,
-                       headers={"x-ogw-ratelimit-reset": "0"})
+        fake.fail_next("POST /open-apis/im/v1/messages/{id}/reply", status=429, times=2)
         await client.reply("om_user_1", "text", {"text": "hi"}, uuid="r-om_user_1")
         assert fake.sent[0]["body"] == {"text": "hi"}
         await fake.wait_for(lambda: len(fake.sent) >= 2, timeout=5)   # bounded, no sleep
@@ -57,8 +56,8 @@ Controls: `fail_next(route, status=500, code=None, times=1, headers=None, msg=..
 **fields)` (seed a user message: reply/GET find its chat and thread; replies to unknown ids are
 accepted with chat_id ""), `texts()`, `wait_for(predicate, timeout)`.
 
-Every API route but the token one checks `Authorization: Bearer <issued token>` (HTTP 400 with
-99991661 when missing, 99991663 when unknown or revoked via `revoke_tokens()`).
+Every /open-apis/ route but the token one checks `Authorization: Bearer <issued token>` (HTTP
+400 with 99991661 when missing, 99991663 when unknown or revoked via `revoke_tokens()`).
 
 Records: `sent` (one dict per message really created: message_id, msg_type, content (the
 JSON string), body (parsed content), uuid, chat_id, receive_id, receive_id_type, reply_to,
@@ -153,11 +152,12 @@ class FakeLark:
     chat_window: float = 1.0
     rate_limited: list[dict[str, Any]] = field(default_factory=list)  # refused: chat, at, reset
     retried_early: int = 0  # sends to a chat that came before its advertised reset was over
-    # application info and long connections (tests/fakes/lark_app.py)
+    # application info and long connections (tests/fakes/lark_app.py, tests/fakes/lark_ws.py)
     app_info: dict[str, Any] = field(default_factory=lambda: ready_app_info("larkbot-test"))
     self_manage: bool = True
     app_info_reads: int = 0
     online_connections: int = 0
+    gateway: Any = None  # a FakeLarkWS served on this port too: one lark.domain for both, as Lark
     # documents, sheets, bases and tasks, per person's user token (tests/fakes/lark_workspace.py)
     workspace: FakeWorkspace = field(default_factory=FakeWorkspace)
     user_tokens: dict[str, dict[str, Any]] = field(default_factory=dict)  # u-… → person
@@ -360,7 +360,7 @@ class FakeLark:
                 return web.json_response(
                     {"code": f.code, "msg": f.msg}, status=f.status, headers=f.headers
                 )
-            if route != TOKEN_ROUTE and resource is not None:
+            if resource is not None and route != TOKEN_ROUTE and "/open-apis/" in route:
                 self._check_auth(rec.authorization)
             request[JSON_BODY] = body
             response = await handler(request)

@@ -1,8 +1,11 @@
 """FakeLarkWS: Lark's long-connection endpoint on 127.0.0.1, speaking lark-oapi's pbbp2 frames.
 
-`POST /callback/ws/endpoint` answers a `ws://127.0.0.1:PORT/ws?device_id=…&service_id=1` URL
-(reconnect interval 1 s, no jitter); the websocket pushes event frames (`push_event`) and
-collects the client's ACK frames. `drop()` closes the socket to exercise reconnects.
+`POST /callback/ws/endpoint` answers a `ws://HOST:PORT/ws?device_id=…&service_id=1` URL on the
+host it was asked on (reconnect interval 1 s, no jitter); the websocket pushes event frames
+(`push_event`) and collects the client's ACK frames. `drop()` closes the socket to exercise
+reconnects. `async with FakeLarkWS()` serves these routes on a port of its own (`.domain`);
+`FakeLark(gateway=FakeLarkWS())` serves them on FakeLark's port instead, so one `lark.domain`
+answers both the REST API and the long connection, as Lark's does.
 Importing this module imports lark_oapi (slow, ~3 s): only the long-connection tests use it.
 """
 
@@ -42,8 +45,7 @@ class FakeLarkWS:
 
     async def __aenter__(self) -> FakeLarkWS:
         app = web.Application()
-        app.router.add_post("/callback/ws/endpoint", self._endpoint)
-        app.router.add_get("/ws", self._socket)
+        self.add_routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()
@@ -57,12 +59,17 @@ class FakeLarkWS:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def add_routes(self, app: web.Application) -> None:
+        """Serve the endpoint discovery and the websocket on `app` (before it starts)."""
+        app.router.add_post("/callback/ws/endpoint", self._endpoint)
+        app.router.add_get("/ws", self._socket)
+
     async def _endpoint(self, request: web.Request) -> web.Response:
         self.endpoint_calls += 1
         body = await request.json()
         if not body.get("AppID") or not body.get("AppSecret"):
             return web.json_response({"code": 1000040344, "msg": "no credential"})
-        url = self.domain.replace("http://", "ws://") + "/ws?device_id=dev_1&service_id=1"
+        url = f"ws://{request.host}/ws?device_id=dev_1&service_id=1"
         config = {"ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 0}
         data = {"URL": url, "ClientConfig": {**config, "PingInterval": 120}}
         return web.json_response({"code": 0, "msg": "ok", "data": data})

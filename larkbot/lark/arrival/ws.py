@@ -47,6 +47,7 @@ class LarkLongConnection:
         self._main_loop = loop  # where submit() runs; start() defaults it to the running loop
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._client: Any = None
+        self._receiver: asyncio.Task[Any] | None = None  # the SDK's receive loop, on the ws loop
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.state = "idle"
@@ -145,6 +146,11 @@ class LarkLongConnection:
                 if self._conn is not None:
                     outer._set_state("connected")
 
+            async def _receive_message_loop(self) -> None:
+                outer._receiver = asyncio.current_task()  # so stop() can end it first
+                if not outer._stopping.is_set():  # stop() came before this task first ran
+                    await super()._receive_message_loop()
+
             async def _disconnect(self) -> None:
                 await super()._disconnect()
                 if not outer._stopping.is_set():
@@ -167,7 +173,7 @@ class LarkLongConnection:
         loop, client = self._ws_loop, self._client
         if loop is not None and client is not None and loop.is_running():
             client._auto_reconnect = False  # no public switch in lark-oapi 1.7.5
-            closing = asyncio.run_coroutine_threadsafe(client._disconnect(), loop)
+            closing = asyncio.run_coroutine_threadsafe(self._close(client), loop)
             try:
                 closing.result(timeout=timeout)
             except Exception as err:
@@ -181,6 +187,17 @@ class LarkLongConnection:
                 # e.g. stuck in the SDK's blocking endpoint request; the thread is a daemon.
                 log.warning("lark_ws_thread_still_running")
         self._set_state("stopped")
+
+    async def _close(self, client: Any) -> None:
+        """On the ws loop: end the receive loop, then close the socket."""
+        # In that order: the SDK's loop would take our close for a failure, log it as an ERROR
+        # and re-raise it in a task nobody awaits ("Task exception was never retrieved") — two
+        # errors on every deploy. Cancelled first, it ends quietly (it only catches Exception).
+        receiver = self._receiver
+        if receiver is not None and not receiver.done():
+            receiver.cancel()
+            await asyncio.wait([receiver])
+        await client._disconnect()
 
     async def aclose(self, timeout: float = 5.0) -> None:
         """`stop()` from async code without blocking the main loop."""
