@@ -157,10 +157,11 @@ class App:
         s = self.settings
         core = await build_core(s, "lark")
         stack.push_async_callback(core.aclose)
-        owners = Owners(core.db, s.owner.open_ids)
+        owners = Owners(core.db, s.owner.open_ids, lark_connected=s.lark.configured)
         await owners.init()
         client, bot_open_id, ledger = await open_lark_client(core, owners, stack, self._budget)
-        if s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value():
+        unsigned = s.lark.mode == "webhook" and not s.lark.encrypt_key.get_secret_value()
+        if unsigned and client is not None:  # without an app, lark_not_configured says it all
             log.warning(
                 "lark_events_unsigned",
                 problem="lark.encrypt_key is not set: Lark sends events without a signature, "

@@ -16,6 +16,7 @@ from larkbot.lark.owners import Owners
 from larkbot.lark.turns.commands import Status
 from larkbot.lark.turns.fairness import Notify
 from larkbot.logs import get_logger
+from larkbot.misconfig import lark_credentials
 from larkbot.model_status import status_text
 from larkbot.runtime_factory import Core
 
@@ -37,12 +38,9 @@ async def open_lark_client(
 ) -> tuple[LarkClient | None, str, CallLedger | None]:
     """The Lark client, the bot's own open_id ("" when unknown) and the month's ledger."""
     lark = core.settings.lark
-    if not lark.configured:
-        log.warning(
-            "lark_not_configured",
-            hint="set lark.app_id and lark.app_secret (LARK_APP_ID / LARK_APP_SECRET): "
-            "events are verified and acknowledged, but the bot cannot reply",
-        )
+    missing = lark_credentials(core.settings)
+    if missing is not None:  # one warning, one fix: webhook auth and /claim do not apply yet
+        log.warning("lark_not_configured", problem=missing.problem, hint=missing.fix)
         return None, "", None
     client = LarkClient.from_config(core.http, lark)
     core.runtime.posters["lark"] = LarkFilePoster(client)  # send_file posts during the call

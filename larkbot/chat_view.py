@@ -132,9 +132,15 @@ class RichView:
         elif isinstance(event, AttachmentReady):
             self._print(Text(f"  📎 {event.attachment.path}", style="blue"))
         elif isinstance(event, ErrorEvent):
+            # the error ends the turn: clear the spinner and the status line (its llm_failed
+            # says the same) before printing, or the live region redraws them under the error
             self.failed = True
             self._commit_text()
+            self.state, self.warning = "", ""
+            self._refresh()  # the live region redraws what it last had under anything printed
             self._print(Text(f"✗ {event.message}", style="bold red"))
+            self._stop_live()  # later warnings of this turn go nowhere; `end` clears them
+            return
         self._refresh()
 
     def _ui_text(self, ui: dict[str, Any]) -> RenderableType:
@@ -145,22 +151,24 @@ class RichView:
                 return Text(f"  [card could not be rendered: {err}]", style="yellow")
         return Text(f"  [a card was produced ({', '.join(ui)})]", style="dim")
 
+    def _stop_live(self) -> None:
+        with self._lock:  # a warning from another thread must not refresh a stopped region
+            if self.live is not None:
+                self.live.update(self._render(), refresh=True)
+                self.live.stop()
+                self.live = None
+
     def pause(self) -> None:
         """Stop the live region (to ask a question); what was streamed stays on screen."""
         if self.live is not None:
             self._commit_text()
             self.state = ""
-            self.live.update(self._render(), refresh=True)
-            self.live.stop()
-            self.live = None
+            self._stop_live()
 
     def end(self, stopped: bool = False) -> None:
         """Finish the turn: the answer stays, the spinner and the status line go."""
         self.state, self.warning = "", ""
-        if self.live is not None:
-            self.live.update(self._render(), refresh=True)
-            self.live.stop()
-            self.live = None
+        self._stop_live()
         self.text = ""
         if stopped:
             self._print(Text("⏹ stopped. The conversation is kept; Ctrl-D quits.", style="dim"))

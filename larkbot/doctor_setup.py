@@ -31,7 +31,7 @@ async def check_setup(settings: Settings, http: httpx.AsyncClient) -> list[Check
     covered = ("lark_credentials", "llm_key")  # the lark and llm lines say these
     problems = [p for p in find_problems(settings, has_owner) if p.key not in covered]
     lines = [CheckResult(p.key, False, p.problem, p.fix) for p in problems]
-    if has_owner is None:  # never ✓ for what could not be looked at
+    if has_owner is None and settings.lark.configured:  # never ✓ for what was not looked at
         unknown = "not checked: storage unusable (see storage)"
         lines.append(CheckResult("owner", True, unknown, skipped=True))
     if not lines:

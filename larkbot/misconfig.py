@@ -19,17 +19,22 @@ class Problem:
     blocking: bool = True  # the bot cannot take events or answer them until it is fixed
 
 
+SETUP_FIX = (
+    "run `larkbot setup`: one scan creates the Lark app, connects it and makes you the owner "
+    "(or set LARK_APP_ID and LARK_APP_SECRET from the developer console)"
+)
+
+
 def lark_credentials(settings: Settings) -> Problem | None:
-    """No app id / secret: events are acknowledged but never answered."""
+    """No app id / secret: Lark is not connected, and `larkbot setup` is the one fix."""
     if settings.lark.configured:
         return None
     web = settings.web.enabled
     return Problem(
         "lark_credentials",
-        "lark.app_id / lark.app_secret are not set: the bot cannot reply in Lark"
+        "Lark is not connected (no lark.app_id / lark.app_secret): the bot cannot reply in Lark"
         + (" (the web chat works)" if web else ""),
-        "run `larkbot setup` (one scan creates the app), or set LARK_APP_ID and "
-        "LARK_APP_SECRET (developer console → Credentials & Basic Info)",
+        SETUP_FIX,
         blocking=not web,  # a web-only deployment is a working one
     )
 
@@ -37,17 +42,16 @@ def lark_credentials(settings: Settings) -> Problem | None:
 def webhook_unauthenticated(settings: Settings) -> Problem | None:
     """Webhook mode with neither token nor key: every event is refused (403)."""
     lark = settings.lark
-    if lark.mode != "webhook" or lark.verification_token.get_secret_value():
+    if lark.mode != "webhook" or not lark.configured:  # no app: lark_credentials says it all
         return None
-    if lark.encrypt_key.get_secret_value():
+    if lark.verification_token.get_secret_value() or lark.encrypt_key.get_secret_value():
         return None
-    return Problem(  # blocking only while Lark is in use at all (credentials set)
+    return Problem(
         "webhook_auth",
         "webhook mode without lark.verification_token or lark.encrypt_key: every event is "
         "refused (403), since anyone could pose as the owner",
         "set LARK_VERIFICATION_TOKEN and/or LARK_ENCRYPT_KEY (console → Events & Callbacks → "
         "Encryption Strategy), or use the long connection: LARK_MODE=websocket",
-        blocking=settings.lark.configured or not settings.web.enabled,
     )
 
 
@@ -122,6 +126,8 @@ def find_problems(settings: Settings, has_owner: bool | None = None) -> list[Pro
     """Every mistake in `settings`; the owner check only when `has_owner` is known."""
     found = [lark_credentials(settings), webhook_unauthenticated(settings), llm_key(settings)]
     found.append(webhook_unsigned(settings))
-    if has_owner is not None:
+    if has_owner is not None and settings.lark.configured:
+        # without Lark nobody could /claim, and web or terminal users act as owners anyway;
+        # `larkbot setup` (lark_credentials' fix) makes whoever scans the owner
         found.append(no_owner(has_owner))
     return [p for p in found if p is not None] + unset_variables(settings)

@@ -40,7 +40,7 @@ def next_step(state: StartState) -> str:
         return state.llm.fix
     if state.lark == "not set up":
         chat = f" (the web chat at {state.web_url} works meanwhile)" if state.web_url else ""
-        return f"run `larkbot setup` to connect Lark{chat}"
+        return f"run `larkbot setup` to connect Lark and become its owner{chat}"
     if state.lark_fix:
         return state.lark_fix
     if state.pairing_code:
@@ -80,14 +80,16 @@ async def gather(app: Any, runner: Any, host: str, port: int) -> StartState:
             state.missing.append(f"Lark credentials accepted ({failed[1].hint})")
         else:
             state.lark = f"connected ({s.lark.mode})"
-    else:
-        state.missing.append("Lark app credentials (LARK_APP_ID / LARK_APP_SECRET)")
+    else:  # `larkbot setup` also makes the scanner the owner: no separate owner line
+        state.missing.append(
+            "Lark app credentials: `larkbot setup` (or LARK_APP_ID / LARK_APP_SECRET)"
+        )
     state.llm = await key_problem(s, app.core.http)
     if state.llm is not None:
         state.missing.append(f"a working LLM key: {state.llm.problem}")
         if llm_key(s) is None:  # refused by the endpoint: not among the warnings already logged
             log.warning("misconfigured", problem=state.llm.problem, fix=state.llm.fix, key="llm")
-    if not await app.owners.has_owner():
+    if app.client is not None and not await app.owners.has_owner():
         state.pairing_code = str(getattr(app.owners, "pairing_code", "") or "")
         state.missing.append("an owner")
     return state

@@ -148,6 +148,26 @@ def test_warnings_stay_in_the_status_line_not_in_the_transcript() -> None:
     assert "The answer." in out.getvalue() and "llm_retry" not in out.getvalue()
 
 
+def test_a_failed_turn_ends_at_its_error() -> None:
+    import io
+
+    from rich.console import Console
+
+    from larkbot.chat_view import RichView
+    from larkbot.events import ErrorEvent
+
+    out = io.StringIO()  # a terminal: every redraw of the live region is in the output
+    view = RichView(Console(file=out, width=100, force_terminal=True, color_system=None))
+    view.start()
+    view.status("llm_failed session=s error=Cannot reach the LLM endpoint")  # logged first
+    view.show(ErrorEvent("The language model failed: Cannot reach the LLM endpoint"))
+    view.status("late_warning from=the turn's end")  # after the error: shown nowhere
+    view.end()
+    after = out.getvalue().split("✗ The language model failed", 1)[1]
+    assert "thinking" not in after and "llm_failed" not in after and "late_warning" not in after
+    assert view.failed and view.live is None
+
+
 @pytest.mark.timeout(180)  # a real process in a pty; slow on a loaded machine
 async def test_help_lists_commands_and_resume_brings_back_the_sessions_consent(
     home: Path, fake_llm: FakeLLM

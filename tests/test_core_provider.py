@@ -9,6 +9,7 @@ import pytest
 
 from larkbot.config import LLMConfig
 from larkbot.errors import ProviderError
+from larkbot.llm_check import user_facing
 from larkbot.providers.assemble import ThinkFilter, ToolCallAssembler
 from larkbot.providers.base import Completion, TextChunk, ToolCall
 from larkbot.providers.openai_compat import OpenAICompatProvider
@@ -132,6 +133,26 @@ async def test_unreachable_endpoint_is_a_clear_error() -> None:
         p = provider("http://127.0.0.1:9/v1", http, max_retries=1)
         with pytest.raises(ProviderError, match=r"Cannot reach .*llm.base_url"):
             await p.complete(MESSAGES)
+
+
+def _offline(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("[Errno -3] Temporary failure in name resolution", request=request)
+
+
+@pytest.mark.parametrize("key", ["", "sk-set"])
+async def test_an_unreachable_hosted_endpoint_without_a_key_names_the_key(key: str) -> None:
+    config = LLMConfig(base_url="https://api.openai.com/v1", api_key=key, max_retries=0)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=httpx.MockTransport(_offline)) as http:
+        with pytest.raises(ProviderError) as info:
+            await OpenAICompatProvider(config, http).complete(MESSAGES)
+    text = str(info.value)
+    assert text.startswith("Cannot reach the LLM endpoint https://api.openai.com/v1")
+    if key:  # a key is set: only the endpoint can be wrong
+        assert "api_key" not in text and "LLM_API_KEY" not in text
+    else:  # offline or blocked, and no key either: both fixes, not "check llm.base_url" alone
+        assert "llm.api_key is empty" in text and "LLM_API_KEY" in text
+        assert "local model" in text and "llm.base_url" in text
+    assert user_facing(info.value, is_owner=True).endswith(text)  # what web and terminal show
 
 
 async def test_timeout_is_a_clear_error(fake_llm: FakeLLM) -> None:

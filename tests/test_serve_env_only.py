@@ -132,3 +132,24 @@ def test_healthz_is_honest_about_what_cannot_work(home: Path) -> None:
     no_web = {"lark": {"mode": "websocket"}, "llm": local_llm, "web": {"enabled": False}}
     assert blocking(no_web) == ["lark_credentials"]  # nothing could ever answer
     assert blocking({"lark": {**creds, "mode": "websocket"}}) == ["llm_key"]  # hosted, no key
+
+
+async def test_a_fresh_make_run_without_a_model_key_is_unhealthy_as_the_readme_says(
+    home: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from larkbot.config import parse_settings
+    from larkbot.health import liveness
+
+    def app(raw: dict[str, object]) -> SimpleNamespace:
+        return SimpleNamespace(ready=True, settings=parse_settings(raw), client=None, ws=None)
+
+    status, body = await liveness(app({}))  # no config, no Lark, no LLM key: `make run`
+    assert status == 503 and "llm.api_key is empty" in body["reason"]
+    local = {"llm": {"base_url": "http://127.0.0.1:9/v1"}}  # what `make image-check` serves
+    assert await liveness(app(local)) == (200, {"status": "ok"})
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `GET /healthz`"))
+    assert "fresh `make run` or `make image-check` serves" not in row  # it used to claim 200
+    assert "fresh `make run` with no `LLM_API_KEY` is `503`" in row

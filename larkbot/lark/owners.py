@@ -44,6 +44,14 @@ legacy_owner = sa.Table(  # before owners could be added and removed: one claime
     sa.Column("claimed_at", sa.Float, nullable=False),
 )
 
+CLAIM_HINT = (
+    "no owner yet: send `/claim <code>` to the bot in a direct message, "
+    "or run `larkbot owner add OPEN_ID`"
+)
+SETUP_HINT = (  # the code still opens: credentials set by hand and a restart show it again
+    "no owner yet: `larkbot setup` connects Lark and makes whoever scans the owner "
+    "(the web chat and `larkbot chat` need none)"
+)
 MAX_WRONG_CLAIMS = 5  # wrong /claim codes before the pairing code is replaced
 PAIRING_TTL = 24 * 3600.0  # a pairing code nobody used is replaced after a day
 CLOSED = "This bot already has an owner; claiming is closed."
@@ -68,9 +76,10 @@ class OwnerEntry:
 class Owners:
     """Owner lookup, `larkbot owner add/remove`, and the pairing flow (`/claim <code>`)."""
 
-    def __init__(self, db: Database, configured: list[str]) -> None:
+    def __init__(self, db: Database, configured: list[str], lark_connected: bool = True) -> None:
         self.db = db
         self.configured = frozenset(configured)
+        self.lark_connected = lark_connected  # no app: nobody could send /claim yet
         self.pairing_code: str | None = None  # the open code as this process last saw it
 
     def _insert(self, table: sa.Table) -> sqlite.Insert | postgresql.Insert:
@@ -160,8 +169,7 @@ class Owners:
             "owner_pairing_code",
             code=code,
             expires_in_hours=round((expires - now) / 3600, 1),
-            hint="no owner yet: send `/claim <code>` to the bot in a direct message, "
-            "or run `larkbot owner add OPEN_ID`",
+            hint=CLAIM_HINT if self.lark_connected else SETUP_HINT,
         )
         return str(code)
 

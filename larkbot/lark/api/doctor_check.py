@@ -11,6 +11,7 @@ from larkbot.lark.api.client import LarkClient
 from larkbot.lark.api.errors import LarkAPIError
 from larkbot.lark.api.spending import plan_for
 from larkbot.lark.api.transport import RetryPolicy
+from larkbot.misconfig import lark_credentials
 from larkbot.storage.db import Database
 
 
@@ -25,13 +26,9 @@ def _fix(err: LarkAPIError, domain: str) -> str:
 async def check_lark(settings: Settings, http: httpx.AsyncClient) -> CheckResult:
     """Fetch a tenant token, then GET /bot/v3/info (needed to recognise @-mentions)."""
     lark = settings.lark
-    if not lark.configured:
-        return CheckResult(
-            "lark",
-            False,
-            "lark.app_id / lark.app_secret are not set: the bot cannot reply",
-            "run `larkbot setup`, or set LARK_APP_ID and LARK_APP_SECRET",
-        )
+    missing = lark_credentials(settings)
+    if missing is not None:  # the one line for an unconnected Lark: webhook and owner stay quiet
+        return CheckResult("lark", False, missing.problem, missing.fix)
     client = LarkClient.from_config(http, lark, retry=RetryPolicy(attempts=2, timeout=10.0))
     try:
         await client.token()
