@@ -1,5 +1,6 @@
 """The setup panel in a real browser: shown after login while Lark is not configured, the QR
-code drawn from the server's SVG (CSP allows no inline script), then what is left to do."""
+code drawn from the server's SVG (CSP allows no inline script), then what is left to do; and
+the notice above the chat while no answer can succeed (no LLM key)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,31 @@ async def test_the_first_screen_connects_lark_with_one_scan(
             await expect(panel).to_contain_text("Restart `larkbot serve`")
             await page.screenshot(path=shot_path("setup-2-done"))
     assert errors == []
+
+
+async def test_a_missing_llm_key_is_said_before_the_first_message(home: Path) -> None:
+    hosted = web_settings(home, "https://api.openai.com/v1", llm={"api_key": ""})
+    async with Served(hosted) as s, chromium() as browser:
+        page = await browser.new_page(viewport={"width": 1100, "height": 800}, locale="en-US")
+        await log_in(page, s.url("").rstrip("/"))
+        notice = page.locator("#notice")
+        await expect(notice).to_be_visible(timeout=TIMEOUT)
+        await expect(notice).to_contain_text("The bot cannot answer yet")
+        await expect(notice).to_contain_text("llm.api_key is empty but https://api.openai.com/v1")
+        await expect(notice).to_contain_text("set LLM_API_KEY (or llm.api_key)")
+        await expect(notice).to_contain_text("llm.base_url")
+        await page.screenshot(path=shot_path("setup-3-no-llm-key"))
+        await page.click("#lang")
+        await expect(notice).to_contain_text("机器人暂时无法回答")
+        await expect(notice).to_contain_text("设置 LLM_API_KEY（或 llm.api_key）")
+        await expect(notice).to_contain_text("llm.base_url")
+        await page.click("#lang")
+        await expect(notice).to_contain_text("set LLM_API_KEY")
+
+
+async def test_no_notice_while_the_model_can_answer(home: Path, fake_llm: FakeLLM) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+        page = await browser.new_page(viewport={"width": 1100, "height": 800})
+        await log_in(page, s.url("").rstrip("/"))
+        await expect(page.locator("#setup")).to_be_visible(timeout=TIMEOUT)  # status arrived
+        await expect(page.locator("#notice")).to_be_hidden()

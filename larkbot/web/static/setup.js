@@ -1,6 +1,6 @@
 // The first screen while Lark is not connected: one scan with the Lark/Feishu app creates the
 // bot's Lark app (POST /api/setup/start shows the QR code, GET /api/setup/status follows it).
-import { locale } from "./i18n.js";
+import { label, locale, problemText } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
 const WORDS = {
@@ -68,8 +68,27 @@ async function start() {
   render(await (await api("POST", "/api/setup/start")).json());
 }
 
-// After login: the panel only while Lark is not configured (or a scan is under way).
+// Above the chat while no answer can succeed (no key for a hosted model): what and the fix.
+let llmProblem = null;
+function showNotice() {
+  const box = $("notice");
+  box.hidden = !llmProblem;
+  if (!llmProblem) return;
+  box.replaceChildren(
+    label("strong", null, "cannotAnswer"),
+    node("p", null, problemText(llmProblem, "problem")),
+    node("p", null, `→ ${problemText(llmProblem, "fix")}`),
+  );
+}
+
+// After the 中/EN switch: the notice in the new language.
+export function redrawSetup() { showNotice(); }
+
+// After login: the notice, and the panel only while Lark is not configured (or a scan is
+// under way).
 export async function checkSetup() {
   const s = await (await api("GET", "/api/setup/status")).json();
+  llmProblem = s.llm || null;
+  showNotice();
   if (!s.configured || s.state !== "idle") render(s);
 }
