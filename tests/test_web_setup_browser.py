@@ -77,3 +77,19 @@ async def test_no_notice_while_the_model_can_answer(home: Path, fake_llm: FakeLL
         await log_in(page, s.url("").rstrip("/"))
         await expect(page.locator("#setup")).to_be_visible(timeout=TIMEOUT)  # status arrived
         await expect(page.locator("#notice")).to_be_hidden()
+
+
+async def test_the_language_switch_redraws_the_connect_lark_card(
+    home: Path, fake_llm: FakeLLM
+) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+        page = await browser.new_page(viewport={"width": 1100, "height": 800}, locale="en-US")
+        await log_in(page, s.url("").rstrip("/"))
+        panel = page.locator("#setup")
+        await expect(panel.locator("h2")).to_have_text("Connect Lark", timeout=TIMEOUT)
+        await page.click("#lang")
+        await expect(panel.locator("h2")).to_have_text("接入飞书")
+        await expect(panel.locator("button.primary")).to_have_text("显示二维码")
+        await expect(panel.locator("button.small")).to_have_text("稍后")
+        await page.click("#lang")
+        await expect(panel.locator("button.primary")).to_have_text("Show the QR code")

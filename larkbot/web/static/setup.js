@@ -19,6 +19,7 @@ const WORDS = {
 };
 const say = (key) => WORDS[locale() === "zh-CN" ? "zh" : "en"][key];
 let polling = null;
+let shown = null;  // the status the panel was drawn from: drawn again on the 中/EN switch
 
 function button(text, cls, onClick) {
   const b = node("button", cls, text);
@@ -35,6 +36,7 @@ function list(title, items) {
 }
 
 function render(s) {
+  shown = s;
   const panel = $("setup");
   panel.hidden = false;
   const body = [node("h2", null, say("title"))];
@@ -81,8 +83,11 @@ function showNotice() {
   );
 }
 
-// After the 中/EN switch: the notice in the new language.
-export function redrawSetup() { showNotice(); }
+// After the 中/EN switch: the notice and the panel (unless put off) in the new language.
+export function redrawSetup() {
+  showNotice();
+  if (shown && !$("setup").hidden) render(shown);
+}
 
 // After login: the notice, and the panel only while Lark is not configured (or a scan is
 // under way).
