@@ -16,7 +16,7 @@ from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import Served
 from tests.test_web_browser import TIMEOUT, log_in
-from tests.web_harness import web_settings
+from tests.web_harness import AUTH, web_settings
 
 
 async def test_the_first_screen_connects_lark_with_one_scan(
@@ -93,3 +93,33 @@ async def test_the_language_switch_redraws_the_connect_lark_card(
         await expect(panel.locator("button.small")).to_have_text("稍后")
         await page.click("#lang")
         await expect(panel.locator("button.primary")).to_have_text("Show the QR code")
+
+
+async def test_later_puts_the_card_off_until_the_setup_state_changes(
+    home: Path, fake_llm: FakeLLM, fake_lark: FakeLark, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LARK_DOMAIN", fake_lark.domain)
+    async with FakeRegistration() as reg:
+        settings = web_settings(home, fake_llm.base_url, lark={"accounts_domain": reg.domain})
+        async with Served(settings) as s, chromium() as browser:
+            page = await browser.new_page(viewport={"width": 1100, "height": 800})
+            await log_in(page, s.url("").rstrip("/"))
+            panel = page.locator("#setup")
+            await expect(panel).to_contain_text("Connect Lark", timeout=TIMEOUT)
+            await panel.locator("button.small").click()  # Later
+            await expect(panel).to_be_hidden()
+
+            async def reload() -> None:  # and wait until the page has read the setup status
+                async with page.expect_response("**/api/setup/status") as status:
+                    await page.reload()
+                response = await status.value
+                assert response.ok and await response.finished() is None
+                await expect(page.locator("#examples")).to_be_visible(timeout=TIMEOUT)
+                await page.evaluate("new Promise((done) => setTimeout(done, 100))")  # drawn
+
+            await reload()
+            await expect(panel).to_be_hidden()  # still put off in this browser
+            async with s.http.post(s.url("/api/setup/start"), headers=AUTH) as r:
+                assert r.status == 200  # a scan begun elsewhere: the state changed
+            await reload()
+            await expect(panel.locator("img.setup-qr")).to_be_visible(timeout=TIMEOUT)

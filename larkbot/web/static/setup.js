@@ -20,6 +20,10 @@ const WORDS = {
 const say = (key) => WORDS[locale() === "zh-CN" ? "zh" : "en"][key];
 let polling = null;
 let shown = null;  // the status the panel was drawn from: drawn again on the 中/EN switch
+// "Later" puts the panel off in this browser until the setup state changes (a scan started
+// elsewhere, an app created): a web-only larkbot is a working one, so it must not nag.
+const LATER = "larkbot.setupLater";
+const stateOf = (s) => `${s.configured}:${s.state}`;
 
 function button(text, cls, onClick) {
   const b = node("button", cls, text);
@@ -56,10 +60,15 @@ function render(s) {
   } else if (s.state === "failed") {
     body.push(node("p", "error", `${say("failed")} ${s.error}`), button(say("retry"), "primary", start));
   }
-  if (s.state !== "waiting") body.push(button(say("later"), "small", () => { panel.hidden = true; }));
+  if (s.state !== "waiting") body.push(button(say("later"), "small", () => putOff(s)));
   panel.replaceChildren(...body);
   if (s.state === "waiting" && !polling) polling = setInterval(poll, 2000);
   if (s.state !== "waiting" && polling) { clearInterval(polling); polling = null; }
+}
+
+function putOff(s) {
+  localStorage.setItem(LATER, stateOf(s));
+  $("setup").hidden = true;
 }
 
 async function poll() {
@@ -95,5 +104,6 @@ export async function checkSetup() {
   const s = await (await api("GET", "/api/setup/status")).json();
   llmProblem = s.llm || null;
   showNotice();
-  if (!s.configured || s.state !== "idle") render(s);
+  const wanted = !s.configured || s.state !== "idle";
+  if (wanted && localStorage.getItem(LATER) !== stateOf(s)) render(s);
 }
