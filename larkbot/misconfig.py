@@ -92,7 +92,8 @@ def llm_key(settings: Settings) -> Problem | None:
         "llm_key",
         f"llm.api_key is empty but {settings.llm.base_url} is a hosted endpoint: every answer "
         "will fail (401)",
-        "set LLM_API_KEY (or llm.api_key); local servers (Ollama, vLLM) need none",
+        "set LLM_API_KEY (or llm.api_key); a local server (Ollama, vLLM) needs none: point "
+        "llm.base_url (LLM_BASE_URL) at it",
     )
 
 

@@ -49,6 +49,7 @@ async def test_the_page_creates_the_app_with_one_scan(
         async with Served(settings) as s:
             first = await _status(s)
             assert first["configured"] is False and first["state"] == "idle"
+            assert first["llm"] is None  # a local model: no key needed
             async with s.http.post(s.url("/api/setup/start")) as r:
                 assert r.status == 401  # behind the web login like every other endpoint
             async with s.http.post(s.url("/api/setup/start"), headers=AUTH) as r:
@@ -85,3 +86,12 @@ async def test_a_refused_scan_is_a_failed_state_and_can_be_retried(
                 again = await r.json()
             assert again["state"] == "waiting" and again["error"] == ""
     assert not (home / ".secrets" / "lark.env").exists()
+
+
+async def test_the_status_names_a_missing_llm_key_in_serves_words(home: Path) -> None:
+    hosted = web_settings(home, "https://api.openai.com/v1", llm={"api_key": ""})
+    async with Served(hosted) as s:
+        problem = (await _status(s))["llm"]
+    assert problem["key"] == "llm_key"
+    assert problem["problem"].startswith("llm.api_key is empty but https://api.openai.com/v1")
+    assert "LLM_API_KEY" in problem["fix"] and "llm.base_url" in problem["fix"]

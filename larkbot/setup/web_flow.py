@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from larkbot.logs import get_logger
+from larkbot.misconfig import Problem, llm_key
 from larkbot.setup import qr
 from larkbot.setup.flow import Outcome, complete, prepare
 from larkbot.setup.registration import SetupError, register
@@ -50,6 +51,8 @@ class WebSetup:
             "expires_at": self.expires_at,
             "result": self.result,
             "error": self.error,
+            # the page warns before the first message, in serve's own words (misconfig.llm_key)
+            "llm": _problem(llm_key(self.app.settings)),
         }
 
     async def start(self) -> None:
@@ -95,6 +98,13 @@ class WebSetup:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+
+def _problem(problem: Problem | None) -> dict[str, str] | None:
+    """A set-up mistake as the page shows it: key, problem and fix (None when there is none)."""
+    if problem is None:
+        return None
+    return {"key": problem.key, "problem": problem.problem, "fix": problem.fix}
 
 
 def _describe(outcome: Outcome) -> dict[str, Any]:

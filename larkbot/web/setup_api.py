@@ -22,7 +22,8 @@ class SetupFlow(Protocol):
         ...
 
     def status(self) -> dict[str, Any]:
-        """configured, state (idle, waiting, done, failed), url, svg, expires_at, result, error."""
+        """configured, state (idle, waiting, done, failed), url, svg, expires_at, result, error,
+        and llm: {key, problem, fix} while no answer can succeed (no key for a hosted model)."""
         ...
 
     async def close(self) -> None:

@@ -8,7 +8,7 @@ import { loadSchedules } from "./schedules.js";
 import { loadAccounts } from "./accounts.js";
 import { hideExamples, showExamples } from "./examples.js";
 import { consentCard, resolveConsent } from "./consent_card.js";
-import { checkSetup } from "./setup.js";
+import { checkSetup, redrawSetup } from "./setup.js";
 import { showMemory, hideMemory } from "./memory.js";
 
 const state = { session: null, run: null, lastEventId: null, busy: false };
@@ -380,6 +380,7 @@ $("nav-schedules").addEventListener("click", showSchedules);
 $("nav-memory").addEventListener("click", showMemory);
 $("lang").addEventListener("click", () => {
   toggleLanguage();
+  redrawSetup();  // the server's words, or their translation
   if (!$("schedules-view").hidden) { loadSchedules(); loadAccounts(); }  // built with t()
 });
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));

@@ -24,6 +24,7 @@ const STRINGS = {
     thisChat: "chat", savedBy: "saved by", untrustedMemory: "untrusted",
     larkAccounts: "Lark accounts (/auth)", noAccounts: "Nobody has authorized the bot yet.",
     renewableUntil: "renewable until",
+    cannotAnswer: "The bot cannot answer yet",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -48,6 +49,10 @@ const STRINGS = {
     memory: "记忆", noMemories: "还没有记住任何事。", aboutYou: "关于你",
     thisChat: "群聊", savedBy: "保存者", untrustedMemory: "不可信",
     larkAccounts: "飞书授权（/授权）", noAccounts: "还没有人授权。", renewableUntil: "可续期至",
+    cannotAnswer: "机器人暂时无法回答",
+    // serve's set-up mistakes (larkbot/misconfig.py) by key; in English the server's own words
+    "llm_key.problem": "llm.api_key 为空，而 llm.base_url 指向托管服务：每次回答都会失败（401）",
+    "llm_key.fix": "设置 LLM_API_KEY（或 llm.api_key）；本地模型服务（Ollama、vLLM）无需密钥：把 llm.base_url（LLM_BASE_URL）指向它",
   },
 };
 
@@ -56,6 +61,12 @@ let lang = localStorage.getItem("larkbot.lang")
 
 export function t(key) {
   return (STRINGS[lang] && STRINGS[lang][key]) || STRINGS.en[key] || key;
+}
+
+// A set-up mistake the server reported ({key, problem, fix}): `field` in Chinese when this page
+// has it, else the server's words (so the English never drifts from what serve logs).
+export function problemText(problem, field) {
+  return (lang === "zh" && STRINGS.zh[`${problem.key}.${field}`]) || problem[field];
 }
 
 // The BCP 47 tag of the current language (dates and times are written in it).

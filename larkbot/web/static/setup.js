@@ -1,6 +1,6 @@
 // The first screen while Lark is not connected: one scan with the Lark/Feishu app creates the
 // bot's Lark app (POST /api/setup/start shows the QR code, GET /api/setup/status follows it).
-import { locale } from "./i18n.js";
+import { label, locale, problemText } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
 const WORDS = {
@@ -19,6 +19,11 @@ const WORDS = {
 };
 const say = (key) => WORDS[locale() === "zh-CN" ? "zh" : "en"][key];
 let polling = null;
+let shown = null;  // the status the panel was drawn from: drawn again on the 中/EN switch
+// "Later" puts the panel off in this browser until the setup state changes (a scan started
+// elsewhere, an app created): a web-only larkbot is a working one, so it must not nag.
+const LATER = "larkbot.setupLater";
+const stateOf = (s) => `${s.configured}:${s.state}`;
 
 function button(text, cls, onClick) {
   const b = node("button", cls, text);
@@ -35,6 +40,7 @@ function list(title, items) {
 }
 
 function render(s) {
+  shown = s;
   const panel = $("setup");
   panel.hidden = false;
   const body = [node("h2", null, say("title"))];
@@ -54,10 +60,15 @@ function render(s) {
   } else if (s.state === "failed") {
     body.push(node("p", "error", `${say("failed")} ${s.error}`), button(say("retry"), "primary", start));
   }
-  if (s.state !== "waiting") body.push(button(say("later"), "small", () => { panel.hidden = true; }));
+  if (s.state !== "waiting") body.push(button(say("later"), "small", () => putOff(s)));
   panel.replaceChildren(...body);
   if (s.state === "waiting" && !polling) polling = setInterval(poll, 2000);
   if (s.state !== "waiting" && polling) { clearInterval(polling); polling = null; }
+}
+
+function putOff(s) {
+  localStorage.setItem(LATER, stateOf(s));
+  $("setup").hidden = true;
 }
 
 async function poll() {
@@ -68,8 +79,31 @@ async function start() {
   render(await (await api("POST", "/api/setup/start")).json());
 }
 
-// After login: the panel only while Lark is not configured (or a scan is under way).
+// Above the chat while no answer can succeed (no key for a hosted model): what and the fix.
+let llmProblem = null;
+function showNotice() {
+  const box = $("notice");
+  box.hidden = !llmProblem;
+  if (!llmProblem) return;
+  box.replaceChildren(
+    label("strong", null, "cannotAnswer"),
+    node("p", null, problemText(llmProblem, "problem")),
+    node("p", null, `→ ${problemText(llmProblem, "fix")}`),
+  );
+}
+
+// After the 中/EN switch: the notice and the panel (unless put off) in the new language.
+export function redrawSetup() {
+  showNotice();
+  if (shown && !$("setup").hidden) render(shown);
+}
+
+// After login: the notice, and the panel only while Lark is not configured (or a scan is
+// under way).
 export async function checkSetup() {
   const s = await (await api("GET", "/api/setup/status")).json();
-  if (!s.configured || s.state !== "idle") render(s);
+  llmProblem = s.llm || null;
+  showNotice();
+  const wanted = !s.configured || s.state !== "idle";
+  if (wanted && localStorage.getItem(LATER) !== stateOf(s)) render(s);
 }
