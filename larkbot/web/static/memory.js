@@ -3,6 +3,8 @@
 import { locale, t } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
+let shown = null;  // the memories last fetched, so the 中/EN switch redraws without a refetch
+
 export function hideMemory() {
   $("memory-view").hidden = true;
   $("nav-memory").classList.remove("active");
@@ -15,6 +17,17 @@ export async function showMemory() {
   $("nav-memory").classList.add("active");
   document.body.classList.remove("menu-open");
   const { memories } = await (await api("GET", "/api/memory")).json();
+  shown = memories;
+  render(memories);
+}
+
+// After the 中/EN switch: the open view's labels and dates in the new language (the heading
+// is [data-i18n], redrawn by applyStrings; these lines are built with t()).
+export function redrawMemory() {
+  if (shown && !$("memory-view").hidden) render(shown);
+}
+
+function render(memories) {
   const box = $("memories");
   box.replaceChildren();
   if (!memories.length) box.append(node("p", "empty", t("noMemories")));
