@@ -45,6 +45,8 @@ EFFECT_FAMILIES: dict[str, list[str]] = {
         "grep -l -e -- -r ~",  # `--` is -e's argument, so -r is still an option
         "grep --dir=rec token ~",  # --directories takes a prefix of its action too
         "grep -d rec token ~",
+        "grep -d $A token ~",  # an action known only at run time may be recurse
+        'D=recurse; grep --directories="$D" x ~',
         "cp --recur ~ /tmp/h",
         "cp -r ~ /tmp/h && cat /tmp/h/.larkbot/.secrets/app_secret",
         "cp -a ~/.l* /tmp/ && cat /tmp/.larkbot/.secrets/*",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from tools.builtin._protected import glob_reach, larkbot_home, under
-from tools.builtin._shell_paths import absolute, flags, options, words
+from tools.builtin._shell_paths import DYN, PSUB, absolute, flags, options, words
 
 Reader = tuple[bool, list[str]]  # (reads recursively, the paths it starts from)
 
@@ -60,6 +60,11 @@ def _search_roots(operands: list[str], explicit_pattern: bool) -> list[str]:
     return roots or ["."]
 
 
+def _may_recurse(action: str) -> bool:
+    """Whether grep's directory action `action` is, or may turn out at run time to be, recurse."""
+    return DYN in action or PSUB in action or "recurse".startswith(action)
+
+
 def _reader(base: str, args: list[str]) -> Reader:
     """Whether this command reads recursively, and from where.
 
@@ -77,9 +82,10 @@ def _reader(base: str, args: list[str]) -> Reader:
     if base in _GREPS:
         recursive = base == "rgrep" or bool({"r", "R"} & shorts) or bool(f.unknown)
         recursive = recursive or bool({"--recursive", "--dereference-recursive"} & longs)
-        # grep reads the action with argmatch, which also takes a prefix: `-d rec` is recurse.
+        # grep reads the action with argmatch, which also takes a prefix: `-d rec` is recurse;
+        # an action only known at run time (`-d $A`) may be recurse, so it counts as one.
         actions = (f.values.get(k) for k in ("-d", "--directories"))
-        recursive = recursive or any(a is not None and "recurse".startswith(a) for a in actions)
+        recursive = recursive or any(a is not None and _may_recurse(a) for a in actions)
         return recursive, _search_roots(ops, pattern_given)
     if base in _SEARCHERS:
         return True, _search_roots(ops, pattern_given or "--files" in longs)
