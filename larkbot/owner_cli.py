@@ -37,7 +37,7 @@ def run_owner(settings: Settings, args: argparse.Namespace) -> int:
 async def _run(settings: Settings, action: str, open_id: str) -> int:
     db = Database(settings.storage.url)
     try:
-        owners = Owners(db, settings.owner.open_ids)
+        owners = Owners(db, settings.owner.open_ids, lark_connected=settings.lark.configured)
         await owners.init()
         return await _act(owners, action, open_id)
     finally:
@@ -62,6 +62,10 @@ async def _act(owners: Owners, action: str, open_id: str) -> int:
             return 1
         print(f"{open_id} is no longer an owner.")
     entries = await owners.all()
+    if not entries and not owners.lark_connected:  # no app yet: nobody could DM the bot
+        print("No owner, and Lark is not connected: `larkbot setup` connects it and makes")
+        print("whoever scans the owner; or run `larkbot owner add OPEN_ID`.")
+        return 0
     if not entries:
         print("No owner: pairing is open. DM the bot:")
         print(f"  /claim {owners.pairing_code}")

@@ -85,5 +85,11 @@ def test_owner_command_lists_adds_and_removes(
     assert main(["owner", "remove", "ou_alice"]) == 0
     assert main(["owner", "add", "not-an-id"]) == 2
     monkeypatch.delenv("LARKBOT_OWNER_OPEN_IDS")
+    assert main(["owner", "list"]) == 0  # no Lark app: nobody could DM the bot a /claim
+    out = capsys.readouterr().out
+    assert "Lark is not connected: `larkbot setup`" in out and "/claim" not in out
+    monkeypatch.setenv("LARK_APP_ID", "cli_test")
+    monkeypatch.setenv("LARK_APP_SECRET", "secret")
     assert main(["owner", "list"]) == 0
-    assert "pairing is open" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "pairing is open" in out and "/claim " in out
