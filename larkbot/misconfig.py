@@ -6,7 +6,7 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from larkbot.config import Settings
+from larkbot.config import LLMConfig, Settings
 
 
 @dataclass(frozen=True)
@@ -84,16 +84,26 @@ def is_local_endpoint(url: str) -> bool:
     return ip.is_loopback or ip.is_private or ip.is_link_local
 
 
+LLM_KEY_FIX = (
+    "set LLM_API_KEY (or llm.api_key); a local server (Ollama, vLLM) needs none: point "
+    "llm.base_url (LLM_BASE_URL) at it"
+)
+
+
+def lacks_key(llm: LLMConfig) -> bool:
+    """A hosted endpoint and no API key (a local one needs none)."""
+    return not llm.api_key.get_secret_value() and not is_local_endpoint(llm.base_url)
+
+
 def llm_key(settings: Settings) -> Problem | None:
     """A hosted endpoint and no API key: every turn fails with 401."""
-    if settings.llm.api_key.get_secret_value() or is_local_endpoint(settings.llm.base_url):
+    if not lacks_key(settings.llm):
         return None
     return Problem(
         "llm_key",
         f"llm.api_key is empty but {settings.llm.base_url} is a hosted endpoint: every answer "
         "will fail (401)",
-        "set LLM_API_KEY (or llm.api_key); a local server (Ollama, vLLM) needs none: point "
-        "llm.base_url (LLM_BASE_URL) at it",
+        LLM_KEY_FIX,
     )
 
 

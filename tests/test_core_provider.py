@@ -151,7 +151,7 @@ async def test_an_unreachable_hosted_endpoint_without_a_key_names_the_key(key: s
         assert "api_key" not in text and "LLM_API_KEY" not in text
     else:  # offline or blocked, and no key either: both fixes, not "check llm.base_url" alone
         assert "llm.api_key is empty" in text and "LLM_API_KEY" in text
-        assert "local model" in text and "llm.base_url" in text
+        assert "a local server (Ollama, vLLM) needs none" in text and "llm.base_url" in text
     assert user_facing(info.value, is_owner=True).endswith(text)  # what web and terminal show
 
 

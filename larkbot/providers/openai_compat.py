@@ -15,7 +15,7 @@ import httpx
 from larkbot.config import LLMConfig
 from larkbot.errors import ProviderError
 from larkbot.logs import get_logger
-from larkbot.misconfig import is_local_endpoint
+from larkbot.misconfig import LLM_KEY_FIX, lacks_key
 from larkbot.providers.assemble import ThinkFilter, ToolCallAssembler, split_think
 from larkbot.providers.base import (
     Completion,
@@ -151,13 +151,7 @@ class OpenAICompatProvider:
     def _missing_key_note(self) -> str:
         """A hosted endpoint out of reach with no key at all: "check llm.base_url" alone sends a
         newcomer (offline, or where the default endpoint is blocked) after the wrong setting."""
-        if self.cfg.api_key.get_secret_value() or is_local_endpoint(self.cfg.base_url):
-            return ""
-        return (
-            " llm.api_key is empty too: set LLM_API_KEY (or llm.api_key) for this endpoint, or "
-            "point llm.base_url (LLM_BASE_URL) at one you can reach — another provider, or a "
-            "local model (Ollama, vLLM) that needs no key."
-        )
+        return f" llm.api_key is empty too: {LLM_KEY_FIX}." if lacks_key(self.cfg) else ""
 
     def _backoff(self, attempt: int, hint: float | None) -> float:
         if hint is not None:
