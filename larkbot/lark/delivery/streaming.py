@@ -30,7 +30,7 @@ from larkbot.lark.api.spending import Plan
 from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.delivery.final_card import FinalCardView
 from larkbot.lark.delivery.progress import Progress
-from larkbot.lark.delivery.turns import PlainReplyView, TurnView, ViewFactory
+from larkbot.lark.delivery.turns import PlainReplyView, TurnView, ViewFactory, sorry
 from larkbot.logs import get_logger
 from larkbot.tasks import cancel_and_wait
 
@@ -116,7 +116,7 @@ class StreamingCardView:
     async def fail(self, message: str) -> None:
         """Show the failure on the card when one is open, else as a plain reply."""
         await self._stop()
-        text = f"Sorry, I could not answer that: {message}"
+        text = sorry(message)
         if self.message_id and not self.broken:
             try:
                 await self._final(self.progress.render(text, final=True), text)

@@ -15,6 +15,13 @@ from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.delivery.attachments import ReplyTarget, deliver_all
 from tools.base import Attachment
 
+TOOK_TOO_LONG = "it took too long."  # the reason shown when a turn ran out of time
+
+
+def sorry(reason: str) -> str:
+    """The apology every failed answer starts with, chat or document comment."""
+    return f"Sorry, I could not answer that: {reason}"
+
 
 class TurnView(Protocol):
     """One per Lark turn: sees the agent's events, then delivers the answer or the failure."""
@@ -119,7 +126,7 @@ class PlainReplyView:
 
     async def fail(self, message: str) -> None:
         """A short apology with the safe reason (files tools already produced still follow)."""
-        await self._reply("text", text_content(f"Sorry, I could not answer that: {message}"), "err")
+        await self._reply("text", text_content(sorry(message)), "err")
         await self.deliver_attachments()
 
     def abandon(self) -> None:

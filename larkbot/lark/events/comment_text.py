@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from larkbot.lark.api.client import as_object
+from larkbot.lark.delivery.turns import TOOK_TOO_LONG, sorry
 
 REPLY_CHARS = 1000  # a comment reply stays short; Lark renders it as plain rich text
 SHORTENED = "… (shortened: ask me in a direct message for the whole answer)"
-TIMED_OUT = "Sorry, I could not answer that: it took too long."  # as a chat turn says it
+TIMED_OUT = sorry(TOOK_TOO_LONG)  # as a chat turn says it
 
 
 def reply_text(reply: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from larkbot.content_parts import Content
 from larkbot.context import RequestContext
 from larkbot.events import AgentEvent, ErrorEvent, FinalAnswer
 from larkbot.lark.arrival.inbound import InboundMessage
+from larkbot.lark.delivery.turns import TOOK_TOO_LONG
 from larkbot.lark.turns.commands import Commands
 from larkbot.lark.turns.turn_input import TurnInputs
 from larkbot.logs import get_logger
@@ -70,7 +71,7 @@ async def answer_message(
         raise
     except TimeoutError:
         log.warning("lark_turn_timeout", message_id=msg.message_id)
-        return "it took too long."
+        return TOOK_TOO_LONG
     except Exception:
         log.error("lark_turn_failed", message_id=msg.message_id, exc_info=True)
         return "an internal error occurred."
