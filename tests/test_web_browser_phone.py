@@ -52,7 +52,9 @@ async def test_nothing_overflows_a_phone(home: Path, width: int, locale: str) ->
         aside = page.locator("#sidebar")
         await expect(aside).to_be_in_viewport(timeout=TIMEOUT)
         header = await page.locator("header.bar").bounding_box()
-        await page.wait_for_timeout(300)  # the slide's transition
+        # the slide's transition is over once the computed transform is the open state's `none`
+        # (mid-slide it is a translateX matrix, and the box is still partly off screen)
+        await expect(aside).to_have_css("transform", "none", timeout=TIMEOUT)
         side = await aside.bounding_box()
         assert header is not None and side is not None
         assert side["x"] >= 0 and side["y"] >= header["y"] + header["height"] - 1

@@ -25,6 +25,14 @@ const STRINGS = {
     larkAccounts: "Lark accounts (/auth)", noAccounts: "Nobody has authorized the bot yet.",
     renewableUntil: "renewable until",
     cannotAnswer: "The bot cannot answer yet",
+    // the setup panel (setup.js)
+    setupTitle: "Connect Lark",
+    setupHint: "Scan once with the Lark / Feishu app: it creates the bot's Lark app with every permission it needs, and makes you its owner.",
+    setupStart: "Show the QR code", setupLater: "Later",
+    setupWaiting: "Scan with the Lark / Feishu app and confirm. Waiting…",
+    setupLink: "Or open this link where you are signed in to Lark", setupDone: "Lark app created:",
+    setupLeft: "Left to do:", setupMissing: "Not granted yet:", setupFailed: "Setup failed:",
+    setupRetry: "Try again",
   },
   zh: {
     login: "登录", loginHint: "粘贴 `larkbot serve` 打印的 Web 令牌（或 web.token）。",
@@ -50,6 +58,11 @@ const STRINGS = {
     thisChat: "群聊", savedBy: "保存者", untrustedMemory: "不可信",
     larkAccounts: "飞书授权（/授权）", noAccounts: "还没有人授权。", renewableUntil: "可续期至",
     cannotAnswer: "机器人暂时无法回答",
+    setupTitle: "接入飞书",
+    setupHint: "用飞书 / Lark App 扫一次码：自动创建机器人所需的应用与全部权限，并让你成为主人。",
+    setupStart: "显示二维码", setupLater: "稍后", setupWaiting: "请用飞书 / Lark App 扫码并确认，等待中…",
+    setupLink: "或在已登录飞书的设备上打开此链接", setupDone: "已创建飞书应用：", setupLeft: "还需完成：",
+    setupMissing: "尚未授予：", setupFailed: "接入失败：", setupRetry: "重试",
     // serve's set-up mistakes (larkbot/misconfig.py) by key; in English the server's own words
     "llm_key.problem": "llm.api_key 为空，而 llm.base_url 指向托管服务：每次回答都会失败（401）",
     "llm_key.fix": "设置 LLM_API_KEY（或 llm.api_key）；本地模型服务（Ollama、vLLM）无需密钥：把 llm.base_url（LLM_BASE_URL）指向它",

@@ -1,23 +1,8 @@
 // The first screen while Lark is not connected: one scan with the Lark/Feishu app creates the
 // bot's Lark app (POST /api/setup/start shows the QR code, GET /api/setup/status follows it).
-import { label, locale, problemText } from "./i18n.js";
+import { label, problemText, t } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
-const WORDS = {
-  en: {
-    title: "Connect Lark", hint: "Scan once with the Lark / Feishu app: it creates the bot's Lark app with every permission it needs, and makes you its owner.",
-    start: "Show the QR code", later: "Later", waiting: "Scan with the Lark / Feishu app and confirm. Waiting…",
-    link: "Or open this link where you are signed in to Lark", done: "Lark app created:", left: "Left to do:",
-    missing: "Not granted yet:", failed: "Setup failed:", retry: "Try again",
-  },
-  zh: {
-    title: "接入飞书", hint: "用飞书 / Lark App 扫一次码：自动创建机器人所需的应用与全部权限，并让你成为主人。",
-    start: "显示二维码", later: "稍后", waiting: "请用飞书 / Lark App 扫码并确认，等待中…",
-    link: "或在已登录飞书的设备上打开此链接", done: "已创建飞书应用：", left: "还需完成：",
-    missing: "尚未授予：", failed: "接入失败：", retry: "重试",
-  },
-};
-const say = (key) => WORDS[locale() === "zh-CN" ? "zh" : "en"][key];
 let polling = null;
 let shown = null;  // the status the panel was drawn from: drawn again on the 中/EN switch
 // "Later" puts the panel off in this browser until the setup state changes (a scan started
@@ -43,24 +28,24 @@ function render(s) {
   shown = s;
   const panel = $("setup");
   panel.hidden = false;
-  const body = [node("h2", null, say("title"))];
+  const body = [node("h2", null, t("setupTitle"))];
   if (s.state === "idle") {
-    body.push(node("p", null, say("hint")), button(say("start"), "primary", start));
+    body.push(node("p", null, t("setupHint")), button(t("setupStart"), "primary", start));
   } else if (s.state === "waiting" && s.svg) {
     const img = node("img", "setup-qr");
     img.alt = "QR";
     img.src = "data:image/svg+xml;base64," + btoa(s.svg);  // an image: the SVG runs nothing
-    const link = node("a", null, say("link"));
+    const link = node("a", null, t("setupLink"));
     link.href = s.url; link.target = "_blank"; link.rel = "noopener noreferrer";
-    body.push(node("p", null, say("waiting")), img, link);
+    body.push(node("p", null, t("setupWaiting")), img, link);
   } else if (s.state === "done" && s.result) {
-    body.push(node("p", null, `${say("done")} ${s.result.app_id}`));
-    if (s.result.missing && s.result.missing.length) body.push(list(say("missing"), s.result.missing));
-    body.push(list(say("left"), s.result.steps || []));
+    body.push(node("p", null, `${t("setupDone")} ${s.result.app_id}`));
+    if (s.result.missing && s.result.missing.length) body.push(list(t("setupMissing"), s.result.missing));
+    body.push(list(t("setupLeft"), s.result.steps || []));
   } else if (s.state === "failed") {
-    body.push(node("p", "error", `${say("failed")} ${s.error}`), button(say("retry"), "primary", start));
+    body.push(node("p", "error", `${t("setupFailed")} ${s.error}`), button(t("setupRetry"), "primary", start));
   }
-  if (s.state !== "waiting") body.push(button(say("later"), "small", () => putOff(s)));
+  if (s.state !== "waiting") body.push(button(t("setupLater"), "small", () => putOff(s)));
   panel.replaceChildren(...body);
   if (s.state === "waiting" && !polling) polling = setInterval(poll, 2000);
   if (s.state !== "waiting" && polling) { clearInterval(polling); polling = null; }
