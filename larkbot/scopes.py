@@ -91,8 +91,9 @@ MANIFEST: tuple[Need, ...] = (
     _scope(
         "application:application:self_manage",
         "chat",
-        "`larkbot doctor`, `/readyz` and `larkbot setup` reading which scopes the app has",
-        "missing scopes cannot be named",
+        "`larkbot doctor`, `/readyz` and `larkbot setup` reading which scopes the app has, and "
+        "`/auth` asking only for the user scopes it enabled",
+        "missing scopes cannot be named; `/auth` asks for every user scope",
     ),
     _scope(
         "cardkit:card:write",

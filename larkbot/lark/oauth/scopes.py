@@ -68,6 +68,15 @@ def in_words(scopes: list[str], lang: str) -> str:
     return ("、" if lang == "zh" else ", ").join(words) or ("（无）" if lang == "zh" else "(none)")
 
 
+def named(scopes: list[str], lang: str) -> str:
+    """The scopes in words with their names, for a person and the admin they ask
+    ("read your documents (docx:document:readonly), wiki:node:create"); plain text, as a
+    text message shows backticks as they are."""
+    index = 1 if lang == "zh" else 0
+    said = [f"{WORDS[s][index]} ({s})" if s in WORDS else s for s in scopes]
+    return ("、" if lang == "zh" else ", ").join(said)
+
+
 def accounts_host(lark: Any) -> str:
     """The OAuth host: `lark.accounts_domain`, else the brand's accounts host, else `domain`."""
     explicit = str(getattr(lark, "accounts_domain", "") or "")

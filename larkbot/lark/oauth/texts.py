@@ -27,6 +27,12 @@ EN = {
     "usage": "Usage: /auth, /auth status, /auth revoke",
     "off": "The Lark workspace tools are not available to you here, so there is nothing to "
     "authorize.",
+    "skipped": "Not asked for, because this bot's Lark app has not enabled them yet: {what}. "
+    "Those features will not work until an admin of the app enables them at {link} "
+    "(then send /auth again).",
+    "none_enabled": "This bot's Lark app has not enabled any of the permissions the workspace "
+    "tools need ({what}), so there is nothing to authorize yet. An admin of the app can enable "
+    "them at {link}.",
 }
 ZH = {
     "card_sent_dm": "已发送授权卡片：打开其中的链接并同意授权。",
@@ -45,6 +51,10 @@ ZH = {
     "unsigned": "机器人无法验证消息来自飞书（未设置 lark.encrypt_key），因此不会更改授权。",
     "usage": "用法：/授权、/auth status、/取消授权",
     "off": "此处你不能使用飞书云文档等工具，无需授权。",
+    "skipped": "以下权限未申请，因为机器人的飞书应用尚未开通：{what}。"
+    "应用管理员在 {link} 开通之前，这些功能无法使用（开通后请再发一次 /授权）。",
+    "none_enabled": "机器人的飞书应用尚未开通云文档等工具需要的任何权限（{what}），暂时无需授权。"
+    "应用管理员可以在 {link} 开通。",
 }
 
 

@@ -18,10 +18,11 @@ from larkbot.lark.api.client import LarkClient
 from larkbot.lark.api.shared_cache import SharedCache
 from larkbot.lark.oauth.accounts import Accounts
 from larkbot.lark.oauth.api import LarkWorkspaceApi
+from larkbot.lark.oauth.app_scopes import AppUserScopes, console_link
 from larkbot.lark.oauth.command import AuthCommand
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.lease import DbLeases, Leases, RedisLeases
-from larkbot.lark.oauth.scopes import FEISHU_OPEN, accounts_host, requested
+from larkbot.lark.oauth.scopes import FEISHU_OPEN, OFFLINE, accounts_host, requested
 from larkbot.lark.oauth.tokens import LarkUserTokens
 from larkbot.lark.turns.commands import Auth
 from larkbot.logs import get_logger
@@ -76,8 +77,14 @@ async def build_oauth(
         except Exception:  # the tool's own error result says what is missing anyway
             log.warning("lark_oauth_offer_failed", open_id=open_id, exc_info=True)
 
+    app_scopes = AppUserScopes(client, s.lark.app_id)
+
     async def invite(open_id: str) -> None:  # a tool needed their token: send the card
         scopes = requested(core.live.get(), await is_owner(open_id))
+        if scopes != [OFFLINE]:  # only what the app enabled, as `/auth` asks
+            scopes = (await app_scopes.split(scopes)).asked
+            if scopes == [OFFLINE]:
+                return  # the app enabled none; the tool's error says what is missing
         await offer(open_id, scopes, more=False)
 
     tokens = LarkUserTokens(store, accounts, await _leases(core, stack), invite)
@@ -90,4 +97,5 @@ async def build_oauth(
 
     api = LarkWorkspaceApi(client.transport, tokens, offer, app_scope)
     core.runtime.services["workspace"] = WorkspaceAccess(tokens, api)
-    return AuthCommand(flows, store, accounts, is_owner, core.live.get).run
+    console = console_link(s.lark.domain, s.lark.app_id)
+    return AuthCommand(flows, store, accounts, is_owner, core.live.get, app_scopes, console).run
