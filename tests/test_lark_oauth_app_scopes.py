@@ -95,3 +95,17 @@ async def test_an_app_enabling_no_user_scope_starts_no_flow(
     said = next(t for t in fake_lark.texts() if "nothing to authorize" in t)
     assert LEGACY in said and f"/app/{fake_lark.app_id}/permission" in said
     assert _asked(accounts) == [] and auth_cards(fake_lark) == []
+
+
+async def test_an_app_info_listing_no_scope_at_all_asks_for_everything(
+    home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, accounts: FakeAccounts
+) -> None:
+    # a bot's app always has tenant scopes: an empty list is an answer not understood
+    fake_lark.app_info["scopes"] = []
+    settings = oauth_settings(home, fake_lark, accounts, fake_llm.base_url)
+    async with Served(settings) as a:
+        await a.post_event(message_event("/auth", chat_id="oc_alice", sender=ALICE))
+        await fake_lark.wait_for(lambda: len(auth_cards(fake_lark)) == 1, 15)
+    (asked,) = _asked(accounts)
+    assert LEGACY in asked
+    assert not any("nothing to authorize" in t for t in fake_lark.texts())

@@ -54,8 +54,10 @@ class AppUserScopes:
             try:
                 async with asyncio.timeout(LOOK_TIMEOUT):
                     info = await fetch_app_info(self.client, self.app_id)
-                found = frozenset(name for name, token in info.scopes if token == "user")
-                keep = KEEP_SECONDS
+                # A bot's app always has tenant scopes: an empty list is an answer not understood
+                # (unknown, so everything is asked), not an app that enabled nothing.
+                users = (name for name, token in info.scopes if token == "user")
+                found, keep = (frozenset(users) if info.scopes else None), KEEP_SECONDS
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # any failure: ask for everything, as before
