@@ -120,6 +120,8 @@ class LarkLongConnection:
                 return
             self._set_state("connecting")
             self._client.start()  # blocks until stop() stops the loop
+        except asyncio.CancelledError:  # stop() came while it was connecting
+            return
         except Exception as err:
             if self._stopping.is_set():
                 return
@@ -140,8 +142,10 @@ class LarkLongConnection:
 
         class _Client(ws_client.Client):  # type: ignore[misc,name-defined]
             async def _connect(self) -> None:
-                if outer._stopping.is_set():  # also ends the SDK's reconnect loop
-                    raise ws_client.ClientException(0, "stopping")
+                # Stopping: end the SDK's start or reconnect loop as cancelled, which it lets
+                # through quietly; any exception it logs at ERROR ("connect failed") first.
+                if outer._stopping.is_set():
+                    raise asyncio.CancelledError
                 await super()._connect()
                 if self._conn is not None:
                     outer._set_state("connected")
