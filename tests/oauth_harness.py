@@ -10,7 +10,7 @@ from typing import Any
 from larkbot.config import Settings
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
-from tests.lark_harness import Served, message_event, settings_for
+from tests.lark_harness import Served, bot_mention, message_event, settings_for
 
 ALICE = "ou_alice"
 NAMES = {ALICE: "Alice", "ou_mallory": "Mallory"}
@@ -48,6 +48,17 @@ def dm_texts(lark: FakeLark, open_id: str = ALICE) -> list[str]:
         for m in lark.sent
         if m["msg_type"] == "text" and m["receive_id"] == open_id
     ]
+
+
+def group_auth(text: str = "/授权", sender: str = ALICE) -> dict[str, Any]:
+    """`text` sent by `sender` in a group, @-mentioning the bot."""
+    return message_event(
+        f"@_user_1 {text}",
+        chat_id="oc_group",
+        chat_type="group",
+        sender=sender,
+        mentions=[bot_mention()],
+    )
 
 
 async def authorize(

@@ -12,8 +12,8 @@ from larkbot.lark.oauth.scopes import requested
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
-from tests.lark_harness import Served, bot_mention, message_event
-from tests.oauth_harness import ALICE, auth_cards, dm_texts, oauth_settings
+from tests.lark_harness import Served, message_event
+from tests.oauth_harness import ALICE, auth_cards, dm_texts, group_auth, oauth_settings
 
 LEGACY = "docs:doc:readonly"  # added to the manifest after many apps were registered
 
@@ -50,13 +50,7 @@ async def test_a_scope_the_app_lacks_is_not_asked_and_the_person_is_told(
         assert f"read your older (legacy) documents ({LEGACY})" in said and link in said
 
         # in a group, in Chinese: the note goes to the sender's DM; Lark was asked once
-        event = message_event(
-            "@_user_1 /授权",
-            chat_id="oc_group",
-            chat_type="group",
-            sender=ALICE,
-            mentions=[bot_mention()],
-        )
+        event = group_auth()
         await a.post_event(event)
         await fake_lark.wait_for(lambda: any("未申请" in t for t in dm_texts(fake_lark)), 15)
         note = next(t for t in dm_texts(fake_lark) if "未申请" in t)

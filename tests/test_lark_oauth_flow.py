@@ -17,8 +17,16 @@ from larkbot.lark.oauth.scopes import requested
 from tests.fakes.lark_accounts import FakeAccounts
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
-from tests.lark_harness import Served, bot_mention, message_event
-from tests.oauth_harness import ALICE, auth_cards, authorize, dm_texts, oauth_settings, workspace
+from tests.lark_harness import Served, message_event
+from tests.oauth_harness import (
+    ALICE,
+    auth_cards,
+    authorize,
+    dm_texts,
+    group_auth,
+    oauth_settings,
+    workspace,
+)
 from tools.workspace.access import NotAuthorized
 
 
@@ -70,13 +78,7 @@ async def test_group_auth_goes_to_the_senders_dm(
     home: Path, fake_lark: FakeLark, fake_llm: FakeLLM, accounts: FakeAccounts
 ) -> None:
     async with Served(oauth_settings(home, fake_lark, accounts, fake_llm.base_url)) as a:
-        event = message_event(
-            "@_user_1 /授权",
-            chat_id="oc_group",
-            chat_type="group",
-            sender=ALICE,
-            mentions=[bot_mention()],
-        )
+        event = group_auth()
         await a.post_event(event)
         await fake_lark.wait_for(lambda: "已私聊发给你。" in fake_lark.texts(), 15)
         assert len(auth_cards(fake_lark)) == 1
