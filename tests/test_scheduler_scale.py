@@ -1,9 +1,11 @@
 """Many jobs due in one wakeup: the loop stays responsive, each job fires exactly once.
 
 The latency target (<= 500 ms of loop lag for 1,000 due jobs) is measured by
-bench/bench_scheduler.py; here the bound is generous (CI shares its cores): 200 ms, or half of
-what the pass itself took when a loaded machine stretched it past 400 ms. The pass ran in
-APScheduler's own thread (`BackgroundScheduler`), not on the loop.
+bench/bench_scheduler.py. Here the check is what a loaded machine (CI shares two cores) cannot
+stretch: the CPU the loop's own thread used between two ticks of a 1 ms timer. The pass runs in
+APScheduler's own thread (`BackgroundScheduler`); run on the loop it would show there in full
+(~170 ms for 300 jobs on a quiet machine), where the loop's own work stays a few ms. The wall-clock
+lag (7–8 ms here when quiet) went past a 200 ms bound once under load with nothing on the loop.
 Like `serve`, the test freezes the heap first (larkbot/heap.py): otherwise a full collection of
 the test process's heap (every test module imported) could hold the loop for a third of a second.
 """
@@ -31,7 +33,7 @@ from tests.fakes.schedule import (
 )
 
 JOBS = 300
-GENEROUS_LAG_MS = 200.0  # the on-loop pass took ~170 ms for 300 jobs on a quiet machine
+LOOP_CPU_MS = 50.0  # the on-loop pass took ~170 ms of CPU for 300 jobs on a quiet machine
 
 
 @pytest.fixture
@@ -64,11 +66,12 @@ async def test_a_burst_of_due_jobs_does_not_block_the_loop(home: Path) -> None:
                 if i % 50 == 0:
                     svc.poll()  # wakeups during the pass: coalesced, never a second firing
             assert await svc.idle(30)
-        # On the loop, the pass would have held it for its whole duration; a loaded machine
-        # stretches both alike, so past the generous bound the lag must stay under half of it.
+        # On the loop, the pass would have held it for its whole duration, all of it CPU the
+        # loop's thread used between two ticks; a loaded machine delays ticks, not that.
         pass_ms = svc.passes.longest_seconds * 1000
-        bound = max(GENEROUS_LAG_MS, pass_ms / 2)
-        assert probe.max_ms < bound, f"the loop was held {probe.max_ms:.0f} ms (pass {pass_ms:.0f})"
+        figures = f"loop's CPU {probe.max_cpu_ms:.0f} ms, lag {probe.max_ms:.0f}"
+        figures += f", pass {pass_ms:.0f}"
+        assert probe.max_cpu_ms < LOOP_CPU_MS, f"the loop worked without a break: {figures}"
         assert probe.ticks > 10  # the probe really ran during the burst
         assert svc.passes.count > passes  # the wakeup pass ran in the scheduler's thread
     fired = Counter(n.uuid for n in notes.sent)
