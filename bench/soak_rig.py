@@ -15,7 +15,6 @@ import itertools
 import os
 import shutil
 import signal
-import socket
 import sys
 import time
 from pathlib import Path
@@ -26,17 +25,11 @@ from aiohttp import web
 
 from tests.fakes.lark_server import FakeLark
 from tests.lark_harness import ENCRYPT_KEY, OWNER, TOKEN
+from tests.processes import free_port
 
 PIN = "X-Soak-Replica"
 MESSAGE = "X-Soak-Message"  # which message a request carries (the body is encrypted)
 READY_SECONDS = 120.0  # bounded; a cold `serve` start on 2 busy cores can take tens of seconds
-
-
-def free_port() -> int:
-    """A free loopback TCP port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class StampedLark(FakeLark):

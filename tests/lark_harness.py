@@ -6,7 +6,6 @@ import contextlib
 import itertools
 import json
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from larkbot.app import App
 from larkbot.config import Settings, parse_settings
 from larkbot.lark.arrival import crypto
 from larkbot.server import create_app
+from tests.processes import free_port
 
 ENCRYPT_KEY = "test key"
 TOKEN = "vtoken"
@@ -168,13 +168,6 @@ class Served:
 
 
 REDIS = shutil.which("redis-server")
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -16,6 +15,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from tests.processes import free_port
 
 MASTER_KEY = "sk-larkbot-test-0123456789abcdef"
 MOCK_TEXT = "Hello from the LiteLLM mock"
@@ -33,13 +34,6 @@ CONFIG = """model_list:
       api_base: http://127.0.0.1:{upstream}/v1
       api_key: upstream-key
 """
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Gateway:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -18,6 +17,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 import pytest_asyncio
+
+from tests.processes import free_port
 
 # One serve process for the module (starting one costs seconds on a loaded machine).
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -28,17 +29,11 @@ CAP = 12
 CLOSED_WITHIN = 20
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[int]:
     """`larkbot serve` as a process with small limits; yields its port."""
     home = tmp_path_factory.mktemp("serve_home")
-    port = _free_port()
+    port = free_port()
     config = home / "config.yaml"
     config.write_text(
         f"server: {{host: 127.0.0.1, port: {port}, drain_seconds: 1, "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from tests.cards_samples import SAMPLES
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import ENCRYPT_KEY, OWNER, TOKEN, message_event, seal
+from tests.processes import free_port
 from tests.test_cards_approval_e2e import approval_cards, approval_id_of, click
 
 INSTALLED = os.environ.get("LARKBOT_INSTALLED_BIN", "")
@@ -39,12 +39,6 @@ WORKSPACE = {
 NOT_HERE = {
     "lark_calendar_events", "lark_chat_messages", "lark_message_send", "computer_use", *WORKSPACE
 }  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _site() -> tuple[web.AppRunner, str]:
@@ -64,7 +58,7 @@ async def _site() -> tuple[web.AppRunner, str]:
     app.router.add_get("/search", search)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    port = _free_port()
+    port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     return runner, f"http://127.0.0.1:{port}"
 
@@ -122,7 +116,7 @@ async def test_installed_serve_runs_every_builtin_tool(
     work.mkdir()
     (home / ".secrets").mkdir(mode=0o700)
     (home / ".secrets" / "smoke").write_text("not-a-real-secret")
-    port = _free_port()
+    port = free_port()
     config = {
         "server": {"host": "127.0.0.1", "port": port, "drain_seconds": 5},
         "lark": {

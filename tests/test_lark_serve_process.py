@@ -6,22 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import socket
-import sys
 from pathlib import Path
 
 import httpx
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.processes import free_port, serve_process, stop_serve
 
 
 async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
-    port = _free_port()
+    port = free_port()
     config = home / "config.yaml"
     config.write_text(
         f"server: {{host: 127.0.0.1, port: {port}, drain_seconds: 5}}\n"
@@ -31,18 +24,7 @@ async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
     )
     env = {**os.environ, "LARKBOT_HOME": str(home)}
     env.pop("LARK_APP_ID", None), env.pop("LARK_APP_SECRET", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "larkbot",
-        "serve",
-        "--config",
-        str(config),
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
+    async with serve_process(env, "--config", str(config)) as proc:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
             for _ in range(600):  # a readiness probe, bounded (~60 s: a loaded machine is slow)
                 try:
@@ -58,14 +40,9 @@ async def test_serve_without_credentials_then_sigterm(home: Path) -> None:
             challenge = {"type": "url_verification", "challenge": "abc", "token": "vt"}
             resp = await http.post("/lark/events", json=challenge)
             assert (resp.status_code, resp.json()) == (200, {"challenge": "abc"})
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.wait_for(proc.communicate(), 20)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        stderr = await stop_serve(proc, 20)
     assert proc.returncode == 0
-    events = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
+    events = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     names = [e.get("event") for e in events]
     assert "lark_not_configured" in names and "drained" in names  # JSON logs, clear hint
     pairing = [e for e in events if e.get("event") == "owner_pairing_code"]

@@ -4,12 +4,9 @@ same event delivered again over the connection is acked as a duplicate and answe
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
-import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +16,7 @@ from larkbot.config_env import ENV_KEYS
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import OWNER, free_port, message_event
+from tests.processes import serve_process, stop_serve
 
 # lark-oapi's own ping loop logs through the deprecated `logger.warn` once a socket is closed.
 pytestmark = pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")
@@ -56,29 +54,21 @@ async def test_serve_over_the_long_connection_replies_once(
         fake_llm.reply_text(ANSWER)
         lark.add_message("om_ws_1", "oc_dm")
         event = message_event("hi over ws", message_id="om_ws_1")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "larkbot", "serve", env=env, stderr=asyncio.subprocess.PIPE
-        )
-        try:
+        async with serve_process(env) as proc:
             await gateway.wait_connected(timeout=90)  # the App is ready once it has connected
             assert ack_data(await gateway.push_event(event, timeout=10)) == "queued"
             await lark.wait_for(lambda: bool(lark.sent), timeout=30)
             # Lark redelivers an event whose ACK it missed: the journal has it, nobody answers
             assert ack_data(await gateway.push_event(event, timeout=10)) == "duplicate"
-            proc.send_signal(signal.SIGTERM)
-            _, stderr = await asyncio.wait_for(proc.communicate(), 30)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-    assert proc.returncode == 0, stderr.decode()[-3000:]
+            stderr = await stop_serve(proc)
+    assert proc.returncode == 0, stderr[-3000:]
     # the process is gone: nothing else can be sent, so "exactly once" is final
     assert [(m["reply_to"], m["body"]) for m in lark.sent] == [("om_ws_1", {"text": ANSWER})]
     assert len(fake_llm.requests) == 1
     assert gateway.endpoint_calls == 1 and gateway.connections == 1
     endpoint = [r for r in lark.requests if r.path == "/callback/ws/endpoint"]
     assert endpoint and endpoint[0].json["AppID"] == lark.app_id  # found on the REST domain
-    logs = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
+    logs = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     states = [e.get("state") for e in logs if e.get("event") == "lark_ws_state"]
     assert "connected" in states and "failed" not in states
     assert [e["event"] for e in logs if e.get("level") == "error"] == []  # a clean stop, too

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM, FakeToolCall, Reply
 from tests.lark_harness import Served, message_event, settings_for
 from tests.loop_health import Stall, frozen_heap, worst_health
+from tests.processes import free_port
 
 HEALTH_BUDGET = 0.100  # the loop's own part of any /healthz wait (tests/loop_health.py)
 
@@ -104,7 +104,7 @@ async def _page_server(html: str, directory: Path) -> AsyncIterator[str]:
     """The page from another process (`python -m http.server`), so serving its 5 MB costs
     the loop being measured nothing; yields its URL."""
     (directory / "table.html").write_text(html)
-    port = _free_port()
+    port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
         "--directory", str(directory),
@@ -125,12 +125,6 @@ async def _page_server(html: str, directory: Path) -> AsyncIterator[str]:
     finally:
         proc.kill()
         await proc.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_worst_html_is_extracted_off_the_loop_with_a_budget(

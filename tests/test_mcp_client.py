@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import subprocess
 import sys
 import time
@@ -16,17 +15,12 @@ import httpx
 import pytest
 
 from larkbot.config import McpServerConfig
+from tests.processes import free_port
 from tools.base import ToolResult
 from tools.mcp import McpManager, McpServer, McpTool, tool_name
 from tools.registry import ToolRegistry
 
 SERVER = str(Path(__file__).parent / "fixtures" / "mcp_demo_server.py")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def call(registry: ToolRegistry, name: str, **kwargs: object) -> ToolResult:

@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import signal
-import socket
-import sys
 from pathlib import Path
 
 import httpx
@@ -18,12 +15,7 @@ from larkbot.config_env import ENV_KEYS
 from tests.fakes.lark_server import FakeLark
 from tests.fakes.llm import FakeLLM
 from tests.lark_harness import ENCRYPT_KEY, OWNER, TOKEN, message_event, seal
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.processes import free_port, serve_process, stop_serve
 
 
 def _sample(text: str, name: str, **labels: str) -> float:
@@ -53,7 +45,7 @@ async def _wait_healthy(http: httpx.AsyncClient) -> httpx.Response:
 async def test_env_only_serve_answers_a_dm_and_counts_it(
     tmp_path: Path, fake_lark: FakeLark, fake_llm: FakeLLM
 ) -> None:
-    home, port = tmp_path / "fresh-home", _free_port()
+    home, port = tmp_path / "fresh-home", free_port()
     env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS and k != "LARKBOT_CONFIG"}
     env.update(
         LARKBOT_HOME=str(home),
@@ -70,10 +62,7 @@ async def test_env_only_serve_answers_a_dm_and_counts_it(
         LARKBOT_OWNER_OPEN_IDS=OWNER,
     )
     fake_llm.reply_text("Hello from the environment.")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "larkbot", "serve", env=env, stderr=asyncio.subprocess.PIPE
-    )
-    try:
+    async with serve_process(env) as proc:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
             health = await _wait_healthy(http)
             assert health.json() == {"status": "ok"}
@@ -106,15 +95,10 @@ async def test_env_only_serve_answers_a_dm_and_counts_it(
                 _sample(text, "larkbot_llm_requests_total", model="fake-model", outcome="ok") == 1
             )
             assert "larkbot_journal_backlog 0.0" in text
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.wait_for(proc.communicate(), 20)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        stderr = await stop_serve(proc, 20)
     assert proc.returncode == 0
     assert (home / "larkbot.db").exists()  # the default storage.url, under the fresh home
-    assert b"misconfigured" not in stderr  # a complete set-up warns about nothing
+    assert "misconfigured" not in stderr  # a complete set-up warns about nothing
 
 
 def test_healthz_is_honest_about_what_cannot_work(home: Path) -> None:
