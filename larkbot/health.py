@@ -1,7 +1,8 @@
 """What `/healthz`, `/readyz` and `/metrics` say about a running App.
 
 `/healthz` is the probe (200 only when events can be taken *and* answered: Lark credentials
-set unless the web chat is the interface, webhook authenticated, long connection up);
+set unless the web chat is the interface, webhook authenticated, long connection up, no hosted
+LLM without a key; the model itself is not called);
 `/readyz` names each component's state; `/metrics` refreshes the gauges that need a query,
 then renders the registry.
 """
