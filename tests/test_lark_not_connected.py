@@ -76,6 +76,7 @@ async def test_doctor_without_an_app_fails_one_line_with_setup(
     fix = out.split(failed[0], 1)[1].splitlines()[1]
     assert "larkbot setup" in fix and "owner" in fix
     assert not any(word in out for word in NOT_YET), out
+    assert "owner set" not in out  # nobody owns it yet: the setup line must not say so
 
 
 def test_the_specific_fixes_stay_once_an_app_is_configured(home: Path) -> None:
