@@ -145,6 +145,8 @@ async def test_a_comment_past_the_time_limit_says_so_and_the_next_is_answered(
             assert await s.app.idle(30)
             assert await s.app.message_status("comment:r1") == "done"  # never answered again
             assert len(fake_llm.requests) == 1  # the model was asked, and held past the limit
+            # read per comment: the next one gets room a loaded machine may need
+            s.app.settings.lark.turn_timeout_seconds = 60.0
             await s.post_event(comment_event("r2", comment_id="c2"))
             await fake_lark.wait_for(lambda: len(fake_lark.comment_replies) == 2)
             assert await s.app.idle(30)
