@@ -8,6 +8,7 @@ from pathlib import Path
 
 from larkbot import metrics
 from larkbot.events import ConsentRequested, FinalAnswer
+from larkbot.memory import search
 from tests.core_helpers import ScriptedConsent, collect
 from tests.fakes.llm import FakeLLM
 from tests.memory_rig import (
@@ -179,3 +180,15 @@ async def test_a_member_memory_found_by_memory_search_makes_the_owners_side_effe
     assert asked[0].sources == (f"memory {bobs.id} saved by Bob (not an owner)",)
     assert not [e for e in calm if isinstance(e, ConsentRequested)]  # the owner's own: trusted
     assert isinstance(calm[-1], FinalAnswer) and "Archive notes weekly" in str(fake_llm.requests[4])
+
+
+async def test_the_segmenter_is_loaded_at_start_not_in_the_first_turn(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    # its first load holds the interpreter ~100 ms: at start, off the loop, not mid-turn
+    search.segmenter.cache_clear()
+    core = await memory_core(fake_llm.base_url, tmp_path)
+    try:
+        assert search.segmenter.cache_info().currsize == 1
+    finally:
+        await core.aclose()
