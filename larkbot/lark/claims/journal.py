@@ -27,7 +27,7 @@ from larkbot.storage.threaded import ThreadedDatabase
 DAY = 24 * 3600.0
 MAX_ATTEMPTS = 3  # a message whose turn crashed the process this often is given up
 RENEW_BATCH = 500  # leases renewed by one statement (or one Redis script): bounded in size
-JOURNAL_CONNECTIONS = 4  # PostgreSQL: claims, renewals, answered marks and a read at once
+JOURNAL_CONNECTIONS = 4  # PostgreSQL: the group commit beside releases, the sweep and reads
 
 
 def renew_batches(message_ids: Collection[str]) -> Iterator[list[str]]:

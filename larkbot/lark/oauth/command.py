@@ -17,7 +17,7 @@ from typing import Any
 from larkbot.lark.api.errors import LarkAPIError
 from larkbot.lark.arrival.inbound import InboundMessage
 from larkbot.lark.oauth.accounts import Accounts, OAuthError, revoke_grant
-from larkbot.lark.oauth.app_scopes import AppUserScopes, Split
+from larkbot.lark.oauth.app_scopes import AppUserScopes
 from larkbot.lark.oauth.flow import AuthFlows
 from larkbot.lark.oauth.scopes import OFFLINE, in_words, named, requested
 from larkbot.lark.oauth.texts import lang_of, say, when
@@ -37,15 +37,15 @@ class AuthCommand:
         accounts: Accounts,
         is_owner: Callable[[str], Awaitable[bool]],
         settings: Callable[[], Any],
-        app_scopes: AppUserScopes | None = None,
-        console: str = "",
+        app_scopes: AppUserScopes,
+        console: str,
     ) -> None:
         self.flows = flows
         self.store = store
         self.accounts = accounts
         self.is_owner = is_owner
         self.settings = settings
-        self.app_scopes = app_scopes  # None: ask for every scope, unchecked
+        self.app_scopes = app_scopes
         self.console = console  # where an admin enables the app's scopes
 
     async def run(self, arg: str, msg: InboundMessage) -> str:
@@ -75,7 +75,7 @@ class AuthCommand:
         scopes = requested(self.settings(), owner)
         if scopes == [OFFLINE]:  # workspace off, or not open to this person
             return say("off", lang)
-        split = await self.app_scopes.split(scopes) if self.app_scopes else Split(scopes, [])
+        split = await self.app_scopes.split(scopes)
         what = named(split.skipped, lang)
         if split.asked == [OFFLINE]:  # the app enabled none: a flow would grant nothing
             text = say("none_enabled", lang, what=what, link=self.console)
