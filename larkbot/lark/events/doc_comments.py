@@ -54,7 +54,12 @@ class CommentAsk:
     @property
     def key(self) -> str:
         """Its entry in the inbound journal."""
-        return f"comment:{self.reply_id or self.comment_id}"
+        return comment_key(self.reply_id or self.comment_id)
+
+
+def comment_key(reply_or_comment_id: str) -> str:
+    """A comment's (or reply's) entry in the inbound journal."""
+    return f"{COMMENT_KIND}:{reply_or_comment_id}"
 
 
 def parse(envelope: dict[str, Any], bot_open_id: str, signed: bool) -> CommentAsk | None:
@@ -114,7 +119,7 @@ class DocComments:
         try:
             return CommentAsk(**{f.name: raw[f.name] for f in fields(CommentAsk) if f.name in raw})
         except TypeError:
-            key = f"{COMMENT_KIND}:{raw.get('reply_id') or raw.get('comment_id')}"
+            key = comment_key(str(raw.get("reply_id") or raw.get("comment_id")))
             log.warning("lark_comment_not_recovered", key=key)
             await self.journal.done(key)
             return None
@@ -125,9 +130,10 @@ class DocComments:
         self.running.add(ask.key)
         lease = asyncio.create_task(self._keep_claim(ask.key), name="lark-comment-lease")
         try:
-            token = await self._user_token(ask.open_id)
-            comment = await self._read_comment(ask, token)
-            document = await self._read_document(ask, token) if token else None
+            # one session for both reads: a token refreshed by the first serves the second
+            session = await self._session(ask.open_id)
+            comment = await self._read_comment(ask, session)
+            document = await self._read_document(ask, session) if session else None
             ctx = RequestContext(
                 interface="lark",
                 session_id=f"comment:{ask.file_token}:{ask.comment_id}",
@@ -137,6 +143,7 @@ class DocComments:
             ).with_untrusted(f"the text of document {ask.file_token}")
             question = question_of(comment, ask.reply_id, ask.open_id)
             doc = (ask.file_type, ask.file_token)
+            token = session.token if session else ""
             prompt = prompt_for(question, str(comment.get("quote") or ""), doc, document, token)
             try:
                 async with self.slots, asyncio.timeout(self.timeout()):
@@ -150,9 +157,9 @@ class DocComments:
             )
             if reply_id:  # its own event, should one come, is never answered
                 own = json.dumps({"kind": COMMENT_KIND, "reply_id": reply_id})
-                await self.journal.claim(f"{COMMENT_KIND}:{reply_id}", own)
-                await self.journal.done(f"{COMMENT_KIND}:{reply_id}")
-            bound.info("lark_comment_answered", with_user_token=bool(token))
+                await self.journal.claim(comment_key(reply_id), own)
+                await self.journal.done(comment_key(reply_id))
+            bound.info("lark_comment_answered", with_user_token=session is not None)
         except asyncio.CancelledError:
             raise
         except Exception:  # not retried: its tools may have run; the log says why
@@ -171,43 +178,37 @@ class DocComments:
             except Exception:  # storage trouble: the next round tries again within the lease
                 log.warning("lark_comment_renew_failed", exc_info=True)
 
-    async def _user_token(self, open_id: str) -> str:
-        """The commenter's own token, or "" (no token store, not authorized, any failure)."""
+    async def _session(self, open_id: str) -> Session | None:
+        """Lark as the commenter (their own token), or None (no token store, not authorized,
+        any failure). Its calls refresh a token Lark refuses as expired, as the tools' do."""
         access = self.services.get("workspace")
         if not isinstance(access, WorkspaceAccess):
-            return ""
+            return None
         try:
-            return await access.tokens.token_for(open_id)
+            return Session(access, open_id, await access.tokens.token_for(open_id))
         except Exception as err:  # NotAuthorized above all: the comment alone is answered
             log.info("lark_comment_no_user_token", reason=type(err).__name__)
-            return ""
+            return None
 
-    async def _read_comment(self, ask: CommentAsk, token: str) -> dict[str, Any]:
+    async def _read_comment(self, ask: CommentAsk, session: Session | None) -> dict[str, Any]:
         """The comment, as the commenter when possible, else with the bot's token."""
-        if token:
+        if session is not None:
             path = comment_path(ask.file_token, ask.comment_id)
             params = {"file_type": ask.file_type, "user_id_type": "open_id"}
             try:
-                return await self._user_call(ask, "GET", path, token, params)
+                return await session.call("GET", path, params=params)
             except Exception:
                 log.info("lark_comment_user_read_failed", exc_info=True)
         return await get_comment(self.client, ask.file_token, ask.file_type, ask.comment_id)
 
-    async def _read_document(self, ask: CommentAsk, token: str) -> str | None:
+    async def _read_document(self, ask: CommentAsk, session: Session) -> str | None:
         """The document's text (docx only), read as the commenter; None when unreadable."""
         if ask.file_type != "docx":
             return None
         path = f"/open-apis/docx/v1/documents/{quote(ask.file_token, safe='')}/raw_content"
         try:
-            data = await self._user_call(ask, "GET", path, token, None)
+            data = await session.call("GET", path)
         except Exception:
             log.info("lark_comment_doc_unreadable", exc_info=True)
             return None
         return str(data.get("content") or "")[:DOC_CHARS]
-
-    async def _user_call(
-        self, ask: CommentAsk, method: str, path: str, token: str, params: dict[str, str] | None
-    ) -> dict[str, Any]:
-        # as the tools call: a token Lark refuses as expired is marked, refreshed, tried again
-        session = Session(self.services["workspace"], ask.open_id, token)
-        return await session.call(method, path, params=params)
