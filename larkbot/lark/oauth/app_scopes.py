@@ -76,6 +76,6 @@ class AppUserScopes:
         return Split(asked, [s for s in scopes if s not in asked])
 
 
-def console_link(domain: str, app_id: str) -> str:
-    """The developer console page where an admin enables the app's scopes."""
-    return f"{domain.rstrip('/')}/app/{app_id}/permission"
+def console_link(domain: str, app_id: str, page: str = "permission") -> str:
+    """The app's `page` in the developer console (by default where an admin enables scopes)."""
+    return f"{domain.rstrip('/')}/app/{app_id}/{page}"

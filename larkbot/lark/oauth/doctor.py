@@ -13,6 +13,7 @@ import httpx
 from larkbot.checks import CheckResult
 from larkbot.config import Settings
 from larkbot.lark.api.shared_cache import SharedCache
+from larkbot.lark.oauth.app_scopes import console_link
 from larkbot.lark.oauth.wiring import APP_SCOPE_KEY
 from larkbot.storage.db import Database
 from larkbot.storage.user_tokens import TokenStore
@@ -47,7 +48,7 @@ async def check_oauth(settings: Settings, http: httpx.AsyncClient) -> CheckResul
         )
     if missing is not None:
         scopes = missing[0]
-        page = f"{lark.domain.rstrip('/')}/app/{lark.app_id}/auth?q={quote(scopes)}&token_type=user"
+        page = console_link(lark.domain, lark.app_id, f"auth?q={quote(scopes)}&token_type=user")
         return CheckResult(
             "lark_auth",
             False,
