@@ -70,10 +70,14 @@ async def test_an_unreadable_app_info_asks_for_everything(
         await a.post_event(message_event("/auth", chat_id="oc_alice", sender=ALICE))
         await fake_lark.wait_for(lambda: len(auth_cards(fake_lark)) == 1, 15)
         await fake_lark.wait_for(lambda: any("authorization card" in t for t in fake_lark.texts()))
-    (asked,) = _asked(accounts)
+        await a.post_event(message_event("/auth", chat_id="oc_mallory", sender="ou_mallory"))
+        await fake_lark.wait_for(lambda: len(_asked(accounts)) == 2, 15)
+    asked = _asked(accounts)[0]
     assert LEGACY in asked
     assert asked in (requested(settings, owner=False), requested(settings, owner=True))
     assert not any("Not asked for" in t for t in fake_lark.texts())
+    looks = [r for r in fake_lark.requests if "/application/v6/applications/" in r.path]
+    assert len(looks) == 1  # a failed look is remembered a while, not repeated for each /auth
 
 
 async def test_an_app_enabling_no_user_scope_starts_no_flow(
