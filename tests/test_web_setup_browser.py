@@ -115,7 +115,8 @@ async def test_later_puts_the_card_off_until_the_setup_state_changes(
                 response = await status.value
                 assert response.ok and await response.finished() is None
                 await expect(page.locator("#examples")).to_be_visible(timeout=TIMEOUT)
-                await page.evaluate("new Promise((done) => setTimeout(done, 100))")  # drawn
+                # checkSetup's mark: the answer was handled (a wait for time passed without it)
+                await expect(page.locator("#setup[data-checked]")).to_be_attached(timeout=TIMEOUT)
 
             await reload()
             await expect(panel).to_be_hidden()  # still put off in this browser
