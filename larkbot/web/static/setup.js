@@ -1,6 +1,6 @@
 // The first screen while Lark is not connected: one scan with the Lark/Feishu app creates the
 // bot's Lark app (POST /api/setup/start shows the QR code, GET /api/setup/status follows it).
-import { label, problemText, t } from "./i18n.js";
+import { problemText, t } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
 let polling = null;
@@ -79,7 +79,7 @@ function showNotice() {
   box.hidden = !llmProblem;
   if (!llmProblem) return;
   box.replaceChildren(
-    label("strong", null, "cannotAnswer"),
+    node("strong", null, t("cannotAnswer")),  // rebuilt on each 中/EN switch: no data-i18n
     node("p", null, problemText(llmProblem, "problem")),
     node("p", null, `→ ${problemText(llmProblem, "fix")}`),
   );
