@@ -115,7 +115,8 @@ async def test_later_puts_the_card_off_until_the_setup_state_changes(
                 response = await status.value
                 assert response.ok and await response.finished() is None
                 await expect(page.locator("#examples")).to_be_visible(timeout=TIMEOUT)
-                await page.evaluate("new Promise((done) => setTimeout(done, 100))")  # drawn
+                # checkSetup's mark: the answer was handled (a wait for time passed without it)
+                await expect(page.locator("#setup[data-checked]")).to_be_attached(timeout=TIMEOUT)
 
             await reload()
             await expect(panel).to_be_hidden()  # still put off in this browser
@@ -123,3 +124,48 @@ async def test_later_puts_the_card_off_until_the_setup_state_changes(
                 assert r.status == 200  # a scan begun elsewhere: the state changed
             await reload()
             await expect(panel.locator("img.setup-qr")).to_be_visible(timeout=TIMEOUT)
+
+
+async def test_no_empty_card_while_serve_is_not_ready(home: Path, fake_llm: FakeLLM) -> None:
+    async with Served(web_settings(home, fake_llm.base_url)) as s, chromium() as browser:
+        page = await browser.new_page(viewport={"width": 1100, "height": 800})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        await log_in(page, s.url("").rstrip("/"))
+        await expect(page.locator("#setup")).to_be_visible(timeout=TIMEOUT)
+        # the page opened again while serve starts or drains:
+        await page.route("**/api/setup/status", lambda route: route.fulfill(**NOT_READY))
+        await page.evaluate("localStorage.clear()")
+        async with page.expect_response("**/api/setup/status") as status:
+            await page.reload()
+        assert (await status.value).status == 503
+        await expect(page.locator("#setup[data-checked]")).to_be_attached(timeout=TIMEOUT)
+        await expect(page.locator("#setup")).to_be_hidden()  # no "Connect Lark" card, empty
+        await expect(page.locator("#notice")).to_be_hidden()
+        assert await page.evaluate("localStorage.length") == 0  # nothing a "Later" could store
+    assert errors == []
+
+
+async def test_a_scan_keeps_its_qr_code_through_a_503(home: Path, fake_llm: FakeLLM) -> None:
+    async with FakeRegistration() as reg:
+        settings = web_settings(home, fake_llm.base_url, lark={"accounts_domain": reg.domain})
+        async with Served(settings) as s, chromium() as browser:
+            page = await browser.new_page(viewport={"width": 1100, "height": 800})
+            await log_in(page, s.url("").rstrip("/"))
+            panel = page.locator("#setup")
+            await expect(panel).to_contain_text("Connect Lark", timeout=TIMEOUT)
+            await panel.locator("button.primary").click()
+            qr = panel.locator("img.setup-qr")
+            await expect(qr).to_be_visible(timeout=TIMEOUT)
+            async with page.expect_response(lambda r: r.status == 503, timeout=TIMEOUT):
+                await page.route(
+                    "**/api/setup/status", lambda route: route.fulfill(**NOT_READY), times=1
+                )
+            polled = "**/api/setup/status"  # the next poll: polling went on after the 503
+            async with page.expect_response(polled, timeout=TIMEOUT) as after:
+                await expect(qr).to_be_visible()
+            assert (await after.value).ok
+            await expect(qr).to_be_visible()
+
+
+NOT_READY = {"status": 503, "content_type": "application/json", "body": '{"msg": "not ready"}'}

@@ -9,7 +9,7 @@ import { loadAccounts } from "./accounts.js";
 import { hideExamples, showExamples } from "./examples.js";
 import { consentCard, resolveConsent } from "./consent_card.js";
 import { checkSetup, redrawSetup } from "./setup.js";
-import { showMemory, hideMemory, redrawMemory } from "./memory.js";
+import { showMemory, hideMemory, loadMemory } from "./memory.js";
 
 const state = { session: null, run: null, lastEventId: null, busy: false };
 const a2ui = new A2uiProcessor();
@@ -382,7 +382,7 @@ $("lang").addEventListener("click", () => {
   toggleLanguage();
   redrawSetup();  // the server's words, or their translation
   if (!$("schedules-view").hidden) { loadSchedules(); loadAccounts(); }  // built with t()
-  redrawMemory();  // likewise, when the Memory view is open
+  if (!$("memory-view").hidden) loadMemory();  // likewise
 });
 $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
 $("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });

@@ -3,8 +3,6 @@
 import { locale, t } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
-let shown = null;  // the memories last fetched, so the 中/EN switch redraws without a refetch
-
 export function hideMemory() {
   $("memory-view").hidden = true;
   $("nav-memory").classList.remove("active");
@@ -16,15 +14,14 @@ export async function showMemory() {
   $("memory-view").hidden = false;
   $("nav-memory").classList.add("active");
   document.body.classList.remove("menu-open");
-  const { memories } = await (await api("GET", "/api/memory")).json();
-  shown = memories;
-  render(memories);
+  await loadMemory();
 }
 
-// After the 中/EN switch: the open view's labels and dates in the new language (the heading
-// is [data-i18n], redrawn by applyStrings; these lines are built with t()).
-export function redrawMemory() {
-  if (shown && !$("memory-view").hidden) render(shown);
+// Fetches and draws the list: on opening, and on the 中/EN switch while the view is open (as
+// the schedules do), without showMemory's closing of the phone menu.
+export async function loadMemory() {
+  const { memories } = await (await api("GET", "/api/memory")).json();
+  render(memories);
 }
 
 function render(memories) {

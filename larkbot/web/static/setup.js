@@ -1,6 +1,6 @@
 // The first screen while Lark is not connected: one scan with the Lark/Feishu app creates the
 // bot's Lark app (POST /api/setup/start shows the QR code, GET /api/setup/status follows it).
-import { label, problemText, t } from "./i18n.js";
+import { problemText, t } from "./i18n.js";
 import { $, api, node } from "./dom.js";
 
 let polling = null;
@@ -9,6 +9,12 @@ let shown = null;  // the status the panel was drawn from: drawn again on the �
 // elsewhere, an app created): a web-only larkbot is a working one, so it must not nag.
 const LATER = "larkbot.setupLater";
 const stateOf = (s) => `${s.configured}:${s.state}`;
+// The setup status, or null when serve cannot answer it yet (503 while it starts or drains):
+// the callers then keep what is drawn rather than draw an empty card from the error's body.
+const status = async (method, path) => {
+  const resp = await api(method, path);
+  return resp.ok ? resp.json() : null;
+};
 
 function button(text, cls, onClick) {
   const b = node("button", cls, text);
@@ -57,11 +63,13 @@ function putOff(s) {
 }
 
 async function poll() {
-  render(await (await api("GET", "/api/setup/status")).json());
+  const s = await status("GET", "/api/setup/status");
+  if (s) render(s);  // a 503 mid-scan keeps the QR code and the polling
 }
 
 async function start() {
-  render(await (await api("POST", "/api/setup/start")).json());
+  const s = await status("POST", "/api/setup/start");
+  if (s) render(s);
 }
 
 // Above the chat while no answer can succeed (no key for a hosted model): what and the fix.
@@ -71,7 +79,7 @@ function showNotice() {
   box.hidden = !llmProblem;
   if (!llmProblem) return;
   box.replaceChildren(
-    label("strong", null, "cannotAnswer"),
+    node("strong", null, t("cannotAnswer")),  // rebuilt on each 中/EN switch: no data-i18n
     node("p", null, problemText(llmProblem, "problem")),
     node("p", null, `→ ${problemText(llmProblem, "fix")}`),
   );
@@ -84,11 +92,14 @@ export function redrawSetup() {
 }
 
 // After login: the notice, and the panel only while Lark is not configured (or a scan is
-// under way).
+// under way); nothing while serve cannot say yet (503).
 export async function checkSetup() {
-  const s = await (await api("GET", "/api/setup/status")).json();
-  llmProblem = s.llm || null;
-  showNotice();
-  const wanted = !s.configured || s.state !== "idle";
-  if (wanted && localStorage.getItem(LATER) !== stateOf(s)) render(s);
+  const s = await status("GET", "/api/setup/status");
+  if (s) {
+    llmProblem = s.llm || null;
+    showNotice();
+    const wanted = !s.configured || s.state !== "idle";
+    if (wanted && localStorage.getItem(LATER) !== stateOf(s)) render(s);
+  }
+  $("setup").dataset.checked = "1";  // the answer is handled: what tests wait for, not a time
 }
